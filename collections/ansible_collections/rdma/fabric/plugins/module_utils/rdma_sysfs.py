@@ -1,0 +1,135 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Read RDMA devices from sysfs (/sys/class/infiniband and /sys/class/net).
+
+The kernel exposes, per device ``DEV`` and port ``N``:
+  /sys/class/infiniband/DEV/node_type            "1: CA"
+  /sys/class/infiniband/DEV/node_guid            "b8ce:f603:00a1:2b3c"
+  /sys/class/infiniband/DEV/fw_ver, hca_type
+  /sys/class/infiniband/DEV/ports/N/state        "4: ACTIVE"
+  /sys/class/infiniband/DEV/ports/N/phys_state   "5: LinkUp"
+  /sys/class/infiniband/DEV/ports/N/rate         "400 Gb/sec (4X NDR)"
+  /sys/class/infiniband/DEV/ports/N/link_layer   "InfiniBand" | "Ethernet"
+  /sys/class/infiniband/DEV/ports/N/gid_attrs/ndevs/I   netdev of GID I (RoCE)
+  /sys/class/infiniband/DEV/device/net/NETDEV    netdevs of the PCI function
+  /sys/class/infiniband/DEV/parent               parent netdev of an rxe device
+Every reader takes a ``root`` so tests can point it at a tree of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+SYSFS_IB = "sys/class/infiniband"
+
+_RATE_RE = re.compile(r"^\s*([0-9.]+)\s*Gb/sec")
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def _listdir(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
+def split_numbered(value):
+    """'4: ACTIVE' -> (4, 'ACTIVE'); None or junk -> (None, value)."""
+    if value is None:
+        return None, None
+    number, sep, name = value.partition(":")
+    if sep and number.strip().isdigit():
+        return int(number.strip()), name.strip()
+    return None, value.strip()
+
+
+def parse_rate(value):
+    """'400 Gb/sec (4X NDR)' -> 400.0; '2.5 Gb/sec (1X SDR)' -> 2.5; else None."""
+    if not value:
+        return None
+    match = _RATE_RE.match(value)
+    return float(match.group(1)) if match else None
+
+
+def _port_netdev(dev_dir, port, link_layer, pci_netdevs):
+    """The netdev that carries this port's traffic, or None."""
+    ndev = _read(os.path.join(dev_dir, "ports", str(port), "gid_attrs", "ndevs", "0"))
+    if ndev:
+        return ndev
+    parent = _read(os.path.join(dev_dir, "parent"))
+    if parent:
+        return parent
+    # PCI function: pick the netdev whose dev_port (0-based) matches this port.
+    for netdev, dev_port in pci_netdevs:
+        if dev_port is None or dev_port == port - 1:
+            return netdev
+    return None
+
+
+def read_device(root, name):
+    dev_dir = os.path.join(root, SYSFS_IB, name)
+    net_dir = os.path.join(dev_dir, "device", "net")
+    pci_netdevs = []
+    for netdev in _listdir(net_dir):
+        dev_port = _read(os.path.join(net_dir, netdev, "dev_port"))
+        pci_netdevs.append((netdev, int(dev_port) if dev_port and dev_port.isdigit() else None))
+    node_type_num, node_type = split_numbered(_read(os.path.join(dev_dir, "node_type")))
+    ports = []
+    for port_name in _listdir(os.path.join(dev_dir, "ports")):
+        if not port_name.isdigit():
+            continue
+        port = int(port_name)
+        port_dir = os.path.join(dev_dir, "ports", port_name)
+        state_num, state = split_numbered(_read(os.path.join(port_dir, "state")))
+        phys_num, phys_state = split_numbered(_read(os.path.join(port_dir, "phys_state")))
+        rate_text = _read(os.path.join(port_dir, "rate"))
+        link_layer = _read(os.path.join(port_dir, "link_layer"))
+        ports.append(
+            {
+                "port": port,
+                "state": state,
+                "state_num": state_num,
+                "phys_state": phys_state,
+                "phys_state_num": phys_num,
+                "rate": rate_text,
+                "rate_gbps": parse_rate(rate_text),
+                "link_layer": link_layer,
+                "lid": _read(os.path.join(port_dir, "lid")),
+                "sm_lid": _read(os.path.join(port_dir, "sm_lid")),
+                "netdev": _port_netdev(dev_dir, port, link_layer, pci_netdevs),
+            }
+        )
+    return {
+        "name": name,
+        "node_type": node_type,
+        "node_type_num": node_type_num,
+        "node_guid": _read(os.path.join(dev_dir, "node_guid")),
+        "fw_ver": _read(os.path.join(dev_dir, "fw_ver")),
+        "hca_type": _read(os.path.join(dev_dir, "hca_type")),
+        "netdevs": [netdev for netdev, _ in pci_netdevs],
+        "ports": ports,
+    }
+
+
+def read_devices(root="/"):
+    """All RDMA devices under root, sorted by name; [] when there are none."""
+    return [read_device(root, name) for name in _listdir(os.path.join(root, SYSFS_IB))]
+
+
+def netdevs_by_link_layer(devices):
+    """{'InfiniBand': [...], 'Ethernet': [...]} of device/port/netdev records."""
+    out = {}
+    for device in devices:
+        for port in device["ports"]:
+            out.setdefault(port["link_layer"] or "unknown", []).append(
+                {"device": device["name"], "port": port["port"], "netdev": port["netdev"]}
+            )
+    return out

@@ -1,0 +1,91 @@
+#!/usr/bin/python
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: rdma_devices_info
+short_description: Gather the RDMA devices of a host from sysfs
+description:
+  - Reads C(/sys/class/infiniband) and returns every RDMA device with its ports, port
+    state, physical state, rate, link layer (InfiniBand or Ethernet) and the netdev
+    behind each port.
+  - Reads only; never changes the host. Runs in check mode.
+  - A host without RDMA devices returns an empty list, not an error.
+version_added: 0.1.0
+author: rdma-fabric contributors
+options:
+  sysfs_root:
+    description:
+      - Directory that holds C(sys/class/infiniband). Tests point it at a tree of their own.
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Gather RDMA devices
+  rdma.fabric.rdma_devices_info:
+  register: rdma
+
+- name: Show the netdev of every RoCE port
+  ansible.builtin.debug:
+    msg: "{{ rdma.by_link_layer.Ethernet | default([]) | map(attribute='netdev') }}"
+"""
+
+RETURN = r"""
+devices:
+  description: One entry per RDMA device, sorted by name.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: mlx5_0
+      node_type: CA
+      node_guid: "b8ce:f603:00a1:2b3c"
+      fw_ver: "28.39.1002"
+      hca_type: MT4129
+      netdevs: [ibp12s0]
+      ports:
+        - port: 1
+          state: ACTIVE
+          state_num: 4
+          phys_state: LinkUp
+          phys_state_num: 5
+          rate: "400 Gb/sec (4X NDR)"
+          rate_gbps: 400.0
+          link_layer: InfiniBand
+          lid: "0x12"
+          sm_lid: "0x1"
+          netdev: ibp12s0
+by_link_layer:
+  description: Device/port/netdev records grouped by link layer.
+  returned: always
+  type: dict
+  sample: {"Ethernet": [{"device": "rxe0", "port": 1, "netdev": "ens4"}]}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
+    netdevs_by_link_layer,
+    read_devices,
+)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={"sysfs_root": {"type": "path", "default": "/"}},
+        supports_check_mode=True,
+    )
+    devices = read_devices(module.params["sysfs_root"])
+    module.exit_json(changed=False, devices=devices, by_link_layer=netdevs_by_link_layer(devices))
+
+
+if __name__ == "__main__":
+    main()
