@@ -1,0 +1,18 @@
+#!/bin/sh
+# Install what the tests need on a fresh Debian/Ubuntu machine (run as root, no stdin).
+# Idempotent and quick when everything is already there.
+set -eu
+
+packages="docker.io debootstrap python3-venv python3-pip git make"
+missing=""
+for pkg in $packages; do
+    dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \
+        || missing="$missing $pkg"
+done
+if [ -n "$missing" ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    # Third-party lists a machine may carry can be unreachable: warn, do not stop.
+    apt-get update -q || echo "install-deps: apt-get update reported errors; trying the install anyway" >&2
+    apt-get install -y -q --no-install-recommends $missing </dev/null
+fi
+echo "install-deps: ok ($packages)"

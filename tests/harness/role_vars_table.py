@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Write each role README's variables table from its meta/argument_specs.yml.
+
+The table sits between `<!-- BEGIN VARIABLES -->` and `<!-- END VARIABLES -->`.
+`--check` changes nothing and exits 1 when a README is out of date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+BEGIN, END = "<!-- BEGIN VARIABLES -->", "<!-- END VARIABLES -->"
+
+
+def _cell(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def table(spec_file: Path) -> str:
+    options = yaml.safe_load(spec_file.read_text())["argument_specs"]["main"]["options"]
+    rows = ["| variable | type | default | choices | description |", "| --- | --- | --- | --- | --- |"]
+    for name, opt in options.items():
+        description = opt.get("description", "")
+        if isinstance(description, list):
+            description = " ".join(description)
+        kind = opt.get("type", "str")
+        if opt.get("elements"):
+            kind += f" of {opt['elements']}"
+        rows.append(
+            f"| `{name}` | {kind} | `{_cell(opt.get('default', ''))}` "
+            f"| {_cell(opt.get('choices', ''))} | {_cell(description)} |"
+        )
+    return "\n".join(rows)
+
+
+def render(readme: Path, spec_file: Path) -> str:
+    text = readme.read_text()
+    head, sep, rest = text.partition(BEGIN)
+    if not sep or END not in rest:
+        raise SystemExit(f"{readme}: no {BEGIN} ... {END} block")
+    tail = rest.split(END, 1)[1]
+    return f"{head}{BEGIN}\n{table(spec_file)}\n{END}{tail}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("roles_dir", nargs="?", default=Path(__file__).resolve().parents[2] / "roles")
+    args = parser.parse_args()
+    stale = []
+    for role in sorted(Path(args.roles_dir).iterdir()):
+        spec, readme = role / "meta/argument_specs.yml", role / "README.md"
+        if not spec.is_file():
+            continue
+        wanted = render(readme, spec)
+        if readme.read_text() != wanted:
+            stale.append(str(readme))
+            if not args.check:
+                readme.write_text(wanted)
+    if args.check and stale:
+        print("out of date (run tests/harness/role_vars_table.py):", *stale, sep="\n  ")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Run every Molecule scenario of every role (full default sequence, idempotence
+# included), or those of the roles named as arguments. Stops at the first failure.
+set -eu
+cd "$(dirname "$0")/../.."
+roles=${*:-$(ls roles)}
+ran=0
+for role in $roles; do
+    [ -d "roles/$role/molecule" ] || continue
+    for scenario_dir in roles/"$role"/molecule/*/; do
+        scenario=$(basename "$scenario_dir")
+        [ -f "$scenario_dir/molecule.yml" ] || continue
+        echo "=== molecule test: $role/$scenario"
+        start=$(date +%s)
+        (cd "roles/$role" && molecule test --scenario-name "$scenario")
+        echo "=== $role/$scenario passed in $(( $(date +%s) - start )) s"
+        ran=$((ran + 1))
+    done
+done
+if [ "$ran" -eq 0 ]; then
+    echo "run-molecule: no scenarios found for: $roles" >&2
+    exit 1
+fi
+echo "run-molecule: $ran scenario(s) passed"
