@@ -24,7 +24,10 @@ def _cell(value) -> str:
 
 def table(spec_file: Path) -> str:
     options = yaml.safe_load(spec_file.read_text())["argument_specs"]["main"]["options"]
-    rows = ["| variable | type | default | choices | description |", "| --- | --- | --- | --- | --- |"]
+    rows = [
+        "| variable | type | default | choices | description |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for name, opt in options.items():
         description = opt.get("description", "")
         if isinstance(description, list):
@@ -51,7 +54,9 @@ def render(readme: Path, spec_file: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true")
-    parser.add_argument("roles_dir", nargs="?", default=Path(__file__).resolve().parents[2] / "roles")
+    parser.add_argument(
+        "roles_dir", nargs="?", default=Path(__file__).resolve().parents[2] / "roles"
+    )
     args = parser.parse_args()
     stale = []
     for role in sorted(Path(args.roles_dir).iterdir()):

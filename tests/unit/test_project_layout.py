@@ -86,9 +86,13 @@ def test_inventories_parse_with_the_design_groups():
     for name in ("lab", "example"):
         result = _run("ansible-inventory", "-i", f"inventories/{name}", "--list")
         assert result.returncode == 0, result.stderr
-        declared = _declared_groups(yaml.safe_load((REPO / f"inventories/{name}/hosts.yml").read_text()))
+        declared = _declared_groups(
+            yaml.safe_load((REPO / f"inventories/{name}/hosts.yml").read_text())
+        )
         assert expected <= declared, (name, expected - declared)
-    example = yaml.safe_load(_run("ansible-inventory", "-i", "inventories/example", "--list").stdout)
+    example = yaml.safe_load(
+        _run("ansible-inventory", "-i", "inventories/example", "--list").stdout
+    )
     for child in ("cumulus_switches", "sonic_switches", "eos_switches"):
         assert example[child]["hosts"], child
 
@@ -108,7 +112,9 @@ def test_every_role_has_argument_specs():
         specs = yaml.safe_load((role / "meta/argument_specs.yml").read_text())
         options = specs["argument_specs"]["main"]["options"]
         defaults = yaml.safe_load((role / "defaults/main.yml").read_text()) or {}
-        assert set(defaults) <= set(options), f"{role.name}: undocumented {set(defaults) - set(options)}"
+        assert set(defaults) <= set(options), (
+            f"{role.name}: undocumented {set(defaults) - set(options)}"
+        )
         assert all(name.startswith(role.name + "_") for name in defaults), role.name
 
 
