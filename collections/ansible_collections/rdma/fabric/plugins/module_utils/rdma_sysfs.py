@@ -23,7 +23,7 @@ import re
 
 SYSFS_IB = "sys/class/infiniband"
 
-_RATE_RE = re.compile(r"^\s*([0-9.]+)\s*Gb/sec")
+_RATE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*Gb/sec")
 
 
 def _read(path):
@@ -83,9 +83,9 @@ def read_device(root, name):
         pci_netdevs.append((netdev, int(dev_port) if dev_port and dev_port.isdigit() else None))
     node_type_num, node_type = split_numbered(_read(os.path.join(dev_dir, "node_type")))
     ports = []
-    for port_name in _listdir(os.path.join(dev_dir, "ports")):
-        if not port_name.isdigit():
-            continue
+    # Numeric order: a device with 10+ ports (mlx5 representors) lists "10" before "2".
+    port_names = [p for p in _listdir(os.path.join(dev_dir, "ports")) if p.isdigit()]
+    for port_name in sorted(port_names, key=int):
         port = int(port_name)
         port_dir = os.path.join(dev_dir, "ports", port_name)
         state_num, state = split_numbered(_read(os.path.join(port_dir, "state")))

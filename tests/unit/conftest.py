@@ -1,0 +1,67 @@
+"""Fixtures that run the real Ansible CLIs against this repository."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ANSIBLE_CFG = REPO_ROOT / "ansible.cfg"
+ROLES_DIR = REPO_ROOT / "roles"
+
+
+def ansible_bin(name: str) -> str:
+    """The CLI next to this interpreter (the venv pytest runs in), else on PATH."""
+    beside = Path(sys.executable).parent / name
+    if beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        raise RuntimeError(f"{name} not found next to {sys.executable} or on PATH")
+    return found
+
+
+@pytest.fixture(scope="session")
+def ansible_env(tmp_path_factory):
+    """Environment for ansible subprocesses: the repo's ansible.cfg, nothing global."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    env.update(
+        {
+            # Relative paths in ansible.cfg (collections_path, roles_path) resolve
+            # against the file's directory.
+            "ANSIBLE_CONFIG": str(ANSIBLE_CFG),
+            # Interpreter discovery may find a shim (pyenv) that cannot run: use ours.
+            "ANSIBLE_PYTHON_INTERPRETER": sys.executable,
+            # ansible.cfg caches facts in .cache/facts; tests leave no files behind.
+            "ANSIBLE_CACHE_PLUGIN": "ansible.builtin.memory",
+            "ANSIBLE_LOCAL_TEMP": str(tmp_path_factory.mktemp("ansible-local")),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_FORCE_COLOR": "0",
+            "ANSIBLE_DEPRECATION_WARNINGS": "0",
+            "ANSIBLE_RETRY_FILES_ENABLED": "0",
+        }
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def run_cli(ansible_env):
+    """Run an ansible CLI from the repository root; returns CompletedProcess."""
+
+    def run(name: str, *args: str, env: dict[str, str] | None = None, timeout: int = 120):
+        return subprocess.run(
+            [ansible_bin(name), *args],
+            cwd=REPO_ROOT,
+            env={**ansible_env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run

@@ -1,0 +1,156 @@
+"""rdma_stack: bad input fails before any change, with a message naming the variable.
+
+Each case runs the real role with ansible-playbook --check against localhost
+(connection local) from the repository root, so ansible.cfg's roles_path and
+collections_path apply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROLE_DIR = Path(__file__).resolve().parents[2] / "roles" / "rdma_stack"
+
+PLAY = """\
+- name: Apply rdma_stack to this machine
+  hosts: localhost
+  connection: local
+  gather_facts: true
+  roles:
+    - role: rdma_stack
+"""
+
+TASK_RE = re.compile(r"^TASK \[(?P<name>.*)\] \*+$", re.MULTILINE)
+RECAP_RE = re.compile(r"^localhost\s*:\s*(?P<counts>.*)$", re.MULTILINE)
+
+
+def task_names(tasks_file: str) -> set[str]:
+    tasks = yaml.safe_load((ROLE_DIR / "tasks" / tasks_file).read_text())
+    return {f"rdma_stack : {t['name']}" for t in tasks}
+
+
+# What may run before input is known to be good: fact gathering, the argument spec
+# check Ansible inserts, and the role's own read-only set_vars.yml and validate.yml.
+PRE_VALIDATION = {"Gathering Facts"} | task_names("set_vars.yml") | task_names("validate.yml")
+ARG_SPEC_TASK = "rdma_stack : Validating arguments against arg spec 'main'"
+
+
+def tasks_run(output: str) -> list[str]:
+    return [m["name"] for m in TASK_RE.finditer(output)]
+
+
+def recap(output: str) -> dict[str, int]:
+    match = RECAP_RE.search(output)
+    assert match, f"no PLAY RECAP line for localhost in:\n{output}"
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match["counts"])}
+
+
+@pytest.fixture
+def playbook(tmp_path):
+    path = tmp_path / "rdma_stack.yml"
+    path.write_text(PLAY)
+    return path
+
+
+@pytest.fixture
+def run_play(run_cli, playbook):
+    def run(extra_vars: dict, *args: str):
+        proc = run_cli(
+            "ansible-playbook",
+            "-i",
+            "localhost,",
+            "--check",
+            str(playbook),
+            "-e",
+            json.dumps(extra_vars),
+            *args,
+        )
+        return proc, proc.stdout + proc.stderr
+
+    return run
+
+
+def assert_failed_before_any_change(proc, output):
+    assert proc.returncode != 0, output
+    ran = tasks_run(output)
+    assert ran, output
+    late = [
+        name for name in ran if name not in PRE_VALIDATION and not name.startswith(ARG_SPEC_TASK)
+    ]
+    assert not late, f"tasks ran after validation failed: {late}"
+    assert "Install packages" not in output
+    assert "Look for an installed NVIDIA OFED" not in output
+    counts = recap(output)
+    assert counts["failed"] == 1
+    assert counts["changed"] == 0
+
+
+def error_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if "[ERROR]" in line or "FAILED!" in line]
+
+
+@pytest.mark.parametrize("provider", ["bogus", "DOCA", "mlnx_ofed"])
+def test_unknown_provider(run_play, provider):
+    proc, output = run_play({"rdma_stack_provider": provider})
+    assert_failed_before_any_change(proc, output)
+    [task] = [t for t in tasks_run(output) if t.startswith(ARG_SPEC_TASK)]
+    assert tasks_run(output)[-1] == task, "the argument spec check must be what failed"
+    message = next(line for line in output.splitlines() if "rdma_stack_provider" in line)
+    assert "inbox" in message and "doca" in message, message
+    assert provider in message
+
+
+@pytest.mark.parametrize("version", ["2.9", "latest", "v2.9.1", 2.9])
+def test_doca_version_must_be_a_release(run_play, version):
+    proc, output = run_play({"rdma_stack_provider": "doca", "rdma_stack_doca_version": version})
+    assert_failed_before_any_change(proc, output)
+    assert tasks_run(output)[-1] == "rdma_stack : Validate rdma_stack_doca_version"
+    errors = error_lines(output)
+    assert any("rdma_stack_doca_version" in line for line in errors), output
+    assert any(str(version) in line for line in errors), output
+
+
+def test_reboot_policy_choices(run_play):
+    proc, output = run_play({"rdma_stack_reboot": "always"})
+    assert_failed_before_any_change(proc, output)
+    message = next(line for line in output.splitlines() if "rdma_stack_reboot" in line)
+    assert "never" in message and "if_needed" in message and "always" in message
+
+
+def test_gpudirect_unknown_value(run_play):
+    proc, output = run_play({"rdma_stack_gpudirect": "maybe"})
+    assert_failed_before_any_change(proc, output)
+    message = next(line for line in output.splitlines() if "rdma_stack_gpudirect" in line)
+    assert "auto" in message and "maybe" in message
+
+
+@pytest.mark.parametrize("value", [False, True, "false", "auto"])
+def test_gpudirect_yaml_boolean_is_accepted(run_play, value):
+    # YAML turns `rdma_stack_gpudirect: false` into a boolean; the spec (type str,
+    # choices auto/"true"/"false") must accept it. Only validation runs (its tag; the
+    # argument spec check is tagged always), so nothing on this machine changes.
+    proc, output = run_play({"rdma_stack_gpudirect": value}, "--tags", "rdma_stack-validate")
+    assert proc.returncode == 0, output
+    ran = tasks_run(output)
+    assert any(t.startswith(ARG_SPEC_TASK) for t in ran), output
+    assert "rdma_stack : Validate rdma_stack_memlock" in ran, "validate.yml did not run"
+    assert set(ran) <= PRE_VALIDATION | {t for t in ran if t.startswith(ARG_SPEC_TASK)}
+    counts = recap(output)
+    assert (counts["failed"], counts["changed"]) == (0, 0)
+
+
+def test_good_input_passes_validation(run_play):
+    # The counterpart of the failing cases: a valid doca setup passes every check.
+    proc, output = run_play(
+        {"rdma_stack_provider": "doca", "rdma_stack_doca_version": "2.9.1"},
+        "--tags",
+        "rdma_stack-validate",
+    )
+    assert proc.returncode == 0, output
+    assert "rdma_stack : Validate rdma_stack_doca_version" in tasks_run(output)
+    assert recap(output)["failed"] == 0
