@@ -12,7 +12,7 @@ for role in $roles; do
         [ -f "$scenario_dir/molecule.yml" ] || continue
         echo "=== molecule test: $role/$scenario"
         start=$(date +%s)
-        (cd "roles/$role" && molecule test --scenario-name "$scenario")
+        (cd "roles/$role" && RDMA_FABRIC_ROLE=$role molecule test --scenario-name "$scenario")
         echo "=== $role/$scenario passed in $(( $(date +%s) - start )) s"
         ran=$((ran + 1))
     done
