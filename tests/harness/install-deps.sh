@@ -3,7 +3,9 @@
 # Idempotent and quick when everything is already there.
 set -eu
 
-packages="docker.io debootstrap python3-venv python3-pip git make"
+# docker + debootstrap: Molecule images; qemu + vde2 + e2fsprogs + ssh: the Soft-RoCE lab.
+packages="docker.io debootstrap python3-venv python3-pip git make \
+    qemu-system-x86 qemu-utils vde2 e2fsprogs openssh-client"
 missing=""
 for pkg in $packages; do
     dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -63,5 +64,39 @@ def run_cli(ansible_env):
             timeout=timeout,
             check=False,
         )
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def run_module_on_localhost(run_cli):
+    """Run one module ad hoc on localhost; returns (CompletedProcess, the host's result)."""
+
+    def run(module: str, module_args: str, *extra: str):
+        proc = run_cli(
+            "ansible",
+            "localhost",
+            "-i",
+            "localhost,",
+            "-c",
+            "local",
+            "-m",
+            module,
+            "-a",
+            module_args,
+            *extra,
+            env={
+                "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
+                "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+            },
+        )
+        # ansible.cfg enables the timer callback, which prints after the JSON document.
+        try:
+            doc, _ = json.JSONDecoder().raw_decode(proc.stdout.lstrip())
+        except ValueError:
+            return proc, None
+        [play] = doc["plays"]
+        [task] = play["tasks"]
+        return proc, task["hosts"]["localhost"]
 
     return run

@@ -41,6 +41,8 @@ class Port:
     # InfiniBand ports have gid_attrs/ndevs/N too, but reading them fails (an IB GID
     # has no netdev). A directory in place of the file makes open() fail the same way.
     gid_ndev_unreadable: bool = False
+    # GID index -> (gid, type) for gids/N and gid_attrs/types/N.
+    gids: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
 def _write(path: Path, value: str | None) -> None:
@@ -112,6 +114,11 @@ def add_device(
             _write(ndevs_dir / str(index), netdev)
         if port.gid_ndev_unreadable:
             (ndevs_dir / "0").mkdir()
+        (port_dir / "gids").mkdir()
+        (port_dir / "gid_attrs" / "types").mkdir()
+        for index, (gid, kind) in port.gids.items():
+            _write(port_dir / "gids" / str(index), gid)
+            _write(port_dir / "gid_attrs" / "types" / str(index), kind)
     return dev_dir
 
 

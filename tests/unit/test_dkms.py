@@ -240,7 +240,7 @@ def test_filter_plugin_exposes_the_parser():
     ("kernel", "installed"),
     [("6.8.0-45-generic", True), ("6.8.0-47-generic", False), ("6.11.0-9-generic", False)],
 )
-def test_role_expression_through_ansible(run_cli, tmp_path, kernel, installed):
+def test_role_expression_through_ansible(run_module_on_localhost, tmp_path, kernel, installed):
     """The exact test doca_kernel_check.yml makes, templated by Ansible with the filter."""
     extra = tmp_path / "vars.json"
     extra.write_text(json.dumps({"dkms_text": DKMS3_AFTER_KERNEL_UPDATE, "kernel": kernel}))
@@ -249,22 +249,9 @@ def test_role_expression_through_ansible(run_cli, tmp_path, kernel, installed):
         " | selectattr('kernel', 'equalto', kernel)"
         " | selectattr('state', 'equalto', 'installed') | map(attribute='module')) }}"
     )
-    proc = run_cli(
-        "ansible",
-        "localhost",
-        "-i",
-        "localhost,",
-        "-c",
-        "local",
-        "-m",
-        "ansible.builtin.debug",
-        "-a",
-        json.dumps({"msg": expression}),
-        "-e",
-        f"@{extra}",
-        env={"ANSIBLE_LOAD_CALLBACK_PLUGINS": "1", "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json"},
+    proc, result = run_module_on_localhost(
+        "ansible.builtin.debug", json.dumps({"msg": expression}), "-e", f"@{extra}"
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    doc, _ = json.JSONDecoder().raw_decode(proc.stdout.lstrip())
-    msg = doc["plays"][0]["tasks"][0]["hosts"]["localhost"]["msg"]
+    msg = result["msg"]
     assert msg is installed

@@ -2,44 +2,19 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import read_devices
 from sysfs_tree import add_dual_port_ib, add_rxe, build_mixed_host
 
-JSON_CALLBACK = {
-    "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
-    "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
-}
+
+def run_module(run_module_on_localhost, module_args, *extra):
+    return run_module_on_localhost("rdma.fabric.rdma_devices_info", module_args, *extra)
 
 
-def run_module(run_cli, module_args, *extra):
-    proc = run_cli(
-        "ansible",
-        "localhost",
-        "-i",
-        "localhost,",
-        "-c",
-        "local",
-        "-m",
-        "rdma.fabric.rdma_devices_info",
-        "-a",
-        module_args,
-        *extra,
-        env=JSON_CALLBACK,
-    )
-    # ansible.cfg enables the timer callback, which prints after the JSON document.
-    doc, _ = json.JSONDecoder().raw_decode(proc.stdout.lstrip())
-    [play] = doc["plays"]
-    [task] = play["tasks"]
-    return proc, task["hosts"]["localhost"]
-
-
-def test_module_reads_a_mixed_host(run_cli, tmp_path):
+def test_module_reads_a_mixed_host(run_module_on_localhost, tmp_path):
     build_mixed_host(tmp_path)
     add_rxe(tmp_path, "rxe0", "ens4")
-    proc, result = run_module(run_cli, f"sysfs_root={tmp_path}")
+    proc, result = run_module(run_module_on_localhost, f"sysfs_root={tmp_path}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert result["changed"] is False
     assert not result.get("failed")
@@ -69,9 +44,9 @@ def test_module_reads_a_mixed_host(run_cli, tmp_path):
     assert result["devices"] == read_devices(str(tmp_path))
 
 
-def test_module_dual_port_in_check_mode(run_cli, tmp_path):
+def test_module_dual_port_in_check_mode(run_module_on_localhost, tmp_path):
     add_dual_port_ib(tmp_path)
-    proc, result = run_module(run_cli, f"sysfs_root={tmp_path}", "--check")
+    proc, result = run_module(run_module_on_localhost, f"sysfs_root={tmp_path}", "--check")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert result["changed"] is False
     assert not result.get("skipped"), "the module must run in check mode, not be skipped"
@@ -80,18 +55,18 @@ def test_module_dual_port_in_check_mode(run_cli, tmp_path):
 
 
 @pytest.mark.parametrize("make_sys", [True, False], ids=["sys-without-infiniband", "no-sys"])
-def test_module_on_host_without_rdma(run_cli, tmp_path, make_sys):
+def test_module_on_host_without_rdma(run_module_on_localhost, tmp_path, make_sys):
     if make_sys:
         (tmp_path / "sys" / "class" / "net" / "eth0").mkdir(parents=True)
-    proc, result = run_module(run_cli, f"sysfs_root={tmp_path}")
+    proc, result = run_module(run_module_on_localhost, f"sysfs_root={tmp_path}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert result["devices"] == []
     assert result["by_link_layer"] == {}
     assert result["changed"] is False
 
 
-def test_module_rejects_unknown_options(run_cli, tmp_path):
-    proc, result = run_module(run_cli, f"sysfs_root={tmp_path} sysfs_rot=/")
+def test_module_rejects_unknown_options(run_module_on_localhost, tmp_path):
+    proc, result = run_module(run_module_on_localhost, f"sysfs_root={tmp_path} sysfs_rot=/")
     assert proc.returncode != 0
     assert result.get("failed") is True
     assert "sysfs_rot" in result["msg"]

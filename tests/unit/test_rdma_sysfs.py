@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from ansible_collections.rdma.fabric.plugins.module_utils import rdma_sysfs
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     netdevs_by_link_layer,
     parse_rate,
@@ -133,6 +134,7 @@ def test_connectx7_infiniband_port(tmp_path):
         # The GID ndev cannot be read on an IB port: the IPoIB netdev of the
         # PCI function (dev_port 0 = port 1) is the port's netdev.
         "netdev": "ibp26s0",
+        "gids": [],
     }
 
 
@@ -304,3 +306,51 @@ def test_netdevs_by_link_layer_dual_port_and_unknown(tmp_path):
 def test_netdevs_by_link_layer_empty():
     assert netdevs_by_link_layer([]) == {}
     assert netdevs_by_link_layer([{"name": "mlx5_0", "ports": []}]) == {}
+
+
+# A ConnectX-6 RoCE port's GID table as show_gids prints it (a public IBM issue): link
+# local v1/v2 pairs first, the IPv4-mapped RoCE v2 GID at index 5, unused entries zero.
+CX6_GIDS = {
+    0: ("fe80:0000:0000:0000:0e42:a1ff:fe5d:4db8", "IB/RoCE v1"),
+    1: ("fe80:0000:0000:0000:0e42:a1ff:fe5d:4db8", "RoCE v2"),
+    4: ("0000:0000:0000:0000:0000:ffff:ac13:003c", "IB/RoCE v1"),
+    5: ("0000:0000:0000:0000:0000:ffff:ac13:003c", "RoCE v2"),
+    6: ("0000:0000:0000:0000:0000:0000:0000:0000", ""),
+}
+
+
+def test_roce_v2_ipv4_gid_index_is_read_not_assumed(tmp_path):
+    add_device(
+        tmp_path,
+        "mlx5_0",
+        {
+            1: Port(
+                link_layer="Ethernet",
+                rate="100 Gb/sec (4X EDR)",
+                gids=CX6_GIDS,
+                gid_ndevs={i: "ens1f0" for i in CX6_GIDS},
+            )
+        },
+        pci="0000:3b:00.0",
+        netdevs={"ens1f0": 0},
+    )
+    [dev] = rdma_sysfs.read_devices(str(tmp_path))
+    [port] = dev["ports"]
+    assert [g["index"] for g in port["gids"]] == [0, 1, 4, 5]
+    entry = rdma_sysfs.roce_v2_ipv4_gid(port)
+    assert entry["index"] == 5
+    assert entry["ipv4"] == "172.19.0.60"
+    assert entry["netdev"] == "ens1f0"
+
+
+def test_no_roce_v2_ipv4_gid_when_only_v1_or_ipv6(tmp_path):
+    only_v1 = {k: v for k, v in CX6_GIDS.items() if v[1] != "RoCE v2"}
+    add_device(
+        tmp_path,
+        "mlx5_0",
+        {1: Port(link_layer="Ethernet", gids=only_v1)},
+        pci="0000:3b:00.0",
+        netdevs={"ens1f0": 0},
+    )
+    [dev] = rdma_sysfs.read_devices(str(tmp_path))
+    assert rdma_sysfs.roce_v2_ipv4_gid(dev["ports"][0]) is None

@@ -74,6 +74,46 @@ def _port_netdev(dev_dir, port, link_layer, pci_netdevs):
     return None
 
 
+_ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+
+
+def read_gids(port_dir):
+    """Populated GID table entries: [{index, gid, type, netdev, ipv4}], by index.
+
+    RoCE ports fill gids/N with IPv6 or IPv4-mapped (::ffff:a.b.c.d) addresses and
+    gid_attrs/types/N with "IB/RoCE v1" or "RoCE v2"; never assume an index.
+    """
+    entries = []
+    names = [n for n in _listdir(os.path.join(port_dir, "gids")) if n.isdigit()]
+    for index in sorted(names, key=int):
+        gid = _read(os.path.join(port_dir, "gids", index))
+        if not gid or gid == _ZERO_GID:
+            continue
+        groups = gid.split(":")
+        ipv4 = None
+        if len(groups) == 8 and groups[:5] == ["0000"] * 5 and groups[5] == "ffff":
+            raw = groups[6] + groups[7]
+            ipv4 = ".".join(str(int(raw[i : i + 2], 16)) for i in range(0, 8, 2))
+        entries.append(
+            {
+                "index": int(index),
+                "gid": gid,
+                "type": _read(os.path.join(port_dir, "gid_attrs", "types", index)),
+                "netdev": _read(os.path.join(port_dir, "gid_attrs", "ndevs", index)),
+                "ipv4": ipv4,
+            }
+        )
+    return entries
+
+
+def roce_v2_ipv4_gid(port):
+    """The first RoCE v2 GID carrying an IPv4 address of a port record, or None."""
+    for entry in port.get("gids") or []:
+        if entry["ipv4"] and (entry["type"] or "").lower() == "roce v2":
+            return entry
+    return None
+
+
 def read_device(root, name):
     dev_dir = os.path.join(root, SYSFS_IB, name)
     net_dir = os.path.join(dev_dir, "device", "net")
@@ -105,6 +145,7 @@ def read_device(root, name):
                 "lid": _read(os.path.join(port_dir, "lid")),
                 "sm_lid": _read(os.path.join(port_dir, "sm_lid")),
                 "netdev": _port_netdev(dev_dir, port, link_layer, pci_netdevs),
+                "gids": read_gids(port_dir) if link_layer == "Ethernet" else [],
             }
         )
     return {

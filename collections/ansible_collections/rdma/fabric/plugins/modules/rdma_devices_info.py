@@ -64,6 +64,13 @@ devices:
           lid: "0x12"
           sm_lid: "0x1"
           netdev: ibp12s0
+ports:
+  description: Every port of every device, flat, each with its C(device) name added.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - {"device": "rxe0", "port": 1, "state": "ACTIVE", "link_layer": "Ethernet", "netdev": "eth1"}
 by_link_layer:
   description: Device/port/netdev records grouped by link layer.
   returned: always
@@ -84,7 +91,13 @@ def main():
         supports_check_mode=True,
     )
     devices = read_devices(module.params["sysfs_root"])
-    module.exit_json(changed=False, devices=devices, by_link_layer=netdevs_by_link_layer(devices))
+    ports = [dict(port, device=device["name"]) for device in devices for port in device["ports"]]
+    module.exit_json(
+        changed=False,
+        devices=devices,
+        ports=ports,
+        by_link_layer=netdevs_by_link_layer(devices),
+    )
 
 
 if __name__ == "__main__":

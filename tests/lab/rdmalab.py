@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""The Soft-RoCE lab: N qemu VMs with real RDMA (Debian's rdma_rxe) on one L2 fabric.
+
+    rdmalab.py image            build (or reuse) the VM image
+    rdmalab.py up [--count N]   boot N VMs (default 3), write the lab inventory
+    rdmalab.py down             stop the VMs and remove their state
+    rdmalab.py status           one line per VM
+    rdmalab.py ssh NAME [CMD]   a shell (or a command) on a lab VM
+
+Each VM has a management NIC (qemu user-mode network, SSH forwarded to a 127.0.0.1
+port) and a fabric NIC on one segment carried by Debian's vde_switch over a unix
+socket (never a multicast group); fabric addresses come from 192.0.2.0/24
+(TEST-NET-1, RFC 5737). The image and the SSH key are cached under
+$RDMA_FABRIC_CACHE/lab (default /var/cache/rdma-fabric/lab), keyed by a hash of their
+inputs. RDMA_LAB_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is used only when
+a timed probe boots the lab kernel under it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+CACHE = Path(os.environ.get("RDMA_FABRIC_CACHE", "/var/cache/rdma-fabric")) / "lab"
+STATE = CACHE / "state"
+INVENTORY = REPO / "inventories" / "lab" / "hosts.lab.yml"
+FABRIC_NET = "192.0.2"
+# vde_switch drops frames above 1500 bytes (measured): the RoCE MTU is then 1024.
+FABRIC_MTU = int(os.environ.get("RDMA_LAB_FABRIC_MTU", "1500"))
+SSH_PORT_BASE = int(os.environ.get("RDMA_LAB_SSH_PORT_BASE", "2220"))
+VM_MEMORY_MB = int(os.environ.get("RDMA_LAB_MEMORY_MB", "1024"))
+BOOT_TIMEOUT = int(os.environ.get("RDMA_LAB_BOOT_TIMEOUT", "600"))
+IMAGE_INPUTS = ["build-vm-image.sh", "vm-packages.txt", "rdmalab-net"]
+
+
+def say(msg: str) -> None:
+    print(f"rdmalab: {msg}", flush=True)
+
+
+class Timer:
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        say(f"{self.what} ...")
+        self.start = time.monotonic()
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            say(f"{self.what}: done in {time.monotonic() - self.start:.0f} s")
+
+
+def vm_name(i: int) -> str:
+    return f"lab{i}"
+
+
+def lab_key() -> Path:
+    key = CACHE / "ssh" / "id_ed25519"
+    if not key.exists():
+        key.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                "ssh-keygen",
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-C",
+                "rdma-fabric-lab",
+                "-f",
+                str(key),
+            ],
+            check=True,
+        )
+    return key
+
+
+def image_dir() -> Path:
+    digest = hashlib.sha256()
+    for name in IMAGE_INPUTS:
+        digest.update((HERE / name).read_bytes())
+    digest.update(lab_key().with_suffix(".pub").read_bytes())
+    digest.update(os.environ.get("RDMA_LAB_SUITE", "bookworm").encode())
+    digest.update(os.environ.get("RDMA_FABRIC_DEBIAN_MIRROR", "").encode())
+    return CACHE / "images" / digest.hexdigest()[:16]
+
+
+def build_image() -> Path:
+    out = image_dir()
+    if (out / "disk.raw").exists():
+        say(f"image {out.name} is cached ({out})")
+        return out
+    with Timer(f"building VM image {out.name} (debootstrap + Debian kernel, a few minutes)"):
+        subprocess.run(
+            [str(HERE / "build-vm-image.sh"), str(out), str(lab_key().with_suffix(".pub"))],
+            check=True,
+        )
+    for old in out.parent.iterdir():
+        if old != out and not old.name.endswith(".tmp"):
+            shutil.rmtree(old, ignore_errors=True)
+    return out
+
+
+def probe_kvm(image: Path) -> bool:
+    """Boot the lab kernel under KVM without a root disk: it must reach its panic."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False
+    cmd = [
+        "qemu-system-x86_64", "-accel", "kvm", "-cpu", "host", "-m", "256",
+        "-nodefaults", "-display", "none", "-no-reboot", "-serial", "stdio",
+        "-kernel", str(image / "vmlinuz"), "-append", "console=ttyS0 panic=-1",
+    ]  # fmt: skip
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout
+    except subprocess.TimeoutExpired:
+        return False
+    return "Kernel panic" in out or "VFS: Unable to mount root" in out
+
+
+def choose_accel(image: Path) -> str:
+    forced = os.environ.get("RDMA_LAB_ACCEL", "").lower()
+    if forced in ("kvm", "tcg"):
+        say(f"accelerator {forced} (forced by RDMA_LAB_ACCEL)")
+        return forced
+    with Timer("probing KVM (a 30 s timed boot of the lab kernel)"):
+        ok = probe_kvm(image)
+    say("accelerator kvm" if ok else "accelerator tcg (KVM did not boot the probe)")
+    return "kvm" if ok else "tcg"
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def read_state() -> dict | None:
+    try:
+        return json.loads((STATE / "state.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def ssh_argv(vm: dict, *command: str) -> list[str]:
+    return [
+        "ssh", "-i", str(lab_key()), "-p", str(vm["port"]),
+        "-o", f"UserKnownHostsFile={STATE / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
+        "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "LogLevel=ERROR",
+        "root@127.0.0.1", *command,
+    ]  # fmt: skip
+
+
+def ssh_ok(vm: dict) -> bool:
+    try:
+        return subprocess.run(ssh_argv(vm, "true"), capture_output=True, timeout=20).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def lab_running(state: dict | None) -> bool:
+    return (
+        bool(state)
+        and all(pid_alive(vm["pid"]) for vm in state["vms"])
+        and pid_alive(state["switch_pid"])
+    )
+
+
+def start_switch() -> int:
+    sock = STATE / "fabric.vde"
+    pidfile = STATE / "vde_switch.pid"
+    subprocess.run(
+        ["vde_switch", "-d", "-s", str(sock), "-p", str(pidfile), "-M", str(STATE / "fabric.mgmt")],
+        check=True,
+    )
+    for _ in range(50):
+        if pidfile.exists() and pidfile.read_text().strip():
+            return int(pidfile.read_text())
+        time.sleep(0.1)
+    raise SystemExit("rdmalab: vde_switch did not start")
+
+
+def start_vm(i: int, image: Path, accel: str, port: int) -> dict:
+    name = vm_name(i)
+    disk = STATE / f"{name}.qcow2"
+    subprocess.run(
+        [
+            "qemu-img",
+            "create",
+            "-q",
+            "-f",
+            "qcow2",
+            "-F",
+            "raw",
+            "-b",
+            str(image / "disk.raw"),
+            str(disk),
+        ],
+        check=True,
+    )
+    address = f"{FABRIC_NET}.{10 + i}"
+    append = (
+        f"root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet systemd.hostname={name} "
+        f"rdmalab.fabric={address}/24,{FABRIC_MTU}"
+    )
+    accel_args = (
+        ["-accel", "kvm", "-cpu", "host"] if accel == "kvm" else ["-accel", "tcg", "-cpu", "max"]
+    )
+    cmd = [
+        "qemu-system-x86_64", "-name", name, *accel_args, "-m", str(VM_MEMORY_MB), "-smp", "1",
+        "-nodefaults", "-display", "none", "-serial", f"file:{STATE / (name + '.serial')}",
+        "-kernel", str(image / "vmlinuz"), "-initrd", str(image / "initrd.img"), "-append", append,
+        "-drive", f"file={disk},if=virtio,format=qcow2,cache=unsafe",
+        "-device", "virtio-rng-pci",
+        "-netdev", f"user,id=mgmt,ipv6=off,hostfwd=tcp:127.0.0.1:{port}-:22",
+        "-device", f"virtio-net-pci,netdev=mgmt,mac=52:54:00:00:00:{i:02x}",
+        "-netdev", f"vde,id=fabric,sock={STATE / 'fabric.vde'}",
+        "-device", f"virtio-net-pci,netdev=fabric,mac=52:54:00:01:00:{i:02x}",
+        "-daemonize", "-pidfile", str(STATE / f"{name}.pid"),
+    ]  # fmt: skip
+    subprocess.run(cmd, check=True)
+    pid = int((STATE / f"{name}.pid").read_text())
+    return {"name": name, "pid": pid, "port": port, "fabric_address": address, "accel": accel}
+
+
+def write_known_hosts(vms: list[dict], image: Path) -> None:
+    hostkey = (image / "ssh_host_ed25519_key.pub").read_text().split()[:2]
+    lines = [f"[127.0.0.1]:{vm['port']} {' '.join(hostkey)}" for vm in vms]
+    (STATE / "known_hosts").write_text("\n".join(lines) + "\n")
+
+
+def write_inventory(vms: list[dict]) -> None:
+    hosts = {
+        vm["name"]: {
+            "ansible_host": "127.0.0.1",
+            "ansible_port": vm["port"],
+            "rdma_lab_fabric_address": vm["fabric_address"],
+        }
+        for vm in vms
+    }
+    inventory = {
+        "all": {
+            "vars": {
+                "ansible_user": "root",
+                "ansible_ssh_private_key_file": str(lab_key()),
+                "ansible_ssh_common_args": f"-o UserKnownHostsFile={STATE / 'known_hosts'}",
+                "rdma_lab_state_dir": str(STATE),
+            },
+            "children": {"rdma_hosts": {"children": {"roce_hosts": {"hosts": hosts}}}},
+        }
+    }
+    header = "# Written by tests/lab/rdmalab.py up; removed by rdmalab.py down. Do not edit.\n"
+    INVENTORY.write_text(header + json.dumps(inventory, indent=2) + "\n")
+
+
+def wait_for_ssh(vms: list[dict]) -> None:
+    deadline = time.monotonic() + BOOT_TIMEOUT
+    pending = list(vms)
+    while pending:
+        for vm in list(pending):
+            if not pid_alive(vm["pid"]):
+                tail = (STATE / f"{vm['name']}.serial").read_text(errors="replace")[-2000:]
+                raise SystemExit(
+                    f"rdmalab: {vm['name']} exited during boot; serial console:\n{tail}"
+                )
+            if ssh_ok(vm):
+                say(f"{vm['name']} answers SSH on 127.0.0.1:{vm['port']}")
+                pending.remove(vm)
+        if pending and time.monotonic() > deadline:
+            names = ", ".join(vm["name"] for vm in pending)
+            raise SystemExit(
+                f"rdmalab: no SSH from {names} within {BOOT_TIMEOUT} s; see {STATE}/*.serial"
+            )
+        if pending:
+            time.sleep(3)
+
+
+def up(count: int) -> None:
+    state = read_state()
+    if lab_running(state) and len(state["vms"]) == count and all(ssh_ok(vm) for vm in state["vms"]):
+        write_inventory(state["vms"])
+        say(f"lab is already up ({count} VMs); inventory {INVENTORY.relative_to(REPO)}")
+        return
+    if state:
+        down(quiet=True)
+    image = build_image()
+    accel = choose_accel(image)
+    STATE.mkdir(parents=True, exist_ok=True)
+    ports = [p for p in range(SSH_PORT_BASE, SSH_PORT_BASE + 200) if port_free(p)][:count]
+    with Timer(f"booting {count} VMs ({accel}) and waiting for SSH"):
+        switch_pid = start_switch()
+        vms = [start_vm(i, image, accel, ports[i - 1]) for i in range(1, count + 1)]
+        state = {"vms": vms, "switch_pid": switch_pid, "image": str(image)}
+        (STATE / "state.json").write_text(json.dumps(state, indent=2))
+        write_known_hosts(vms, image)
+        wait_for_ssh(vms)
+    write_inventory(vms)
+    say(
+        f"lab is up: {', '.join(vm['name'] for vm in vms)}; inventory {INVENTORY.relative_to(REPO)}"
+    )
+
+
+def down(quiet: bool = False) -> None:
+    state = read_state()
+    pids = []
+    if state:
+        pids = [vm["pid"] for vm in state["vms"]] + [state["switch_pid"]]
+    for pid in pids:
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+    for _ in range(50):
+        if not any(pid_alive(pid) for pid in pids):
+            break
+        time.sleep(0.1)
+    for pid in pids:
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(STATE, ignore_errors=True)
+    INVENTORY.unlink(missing_ok=True)
+    # Facts cached for the old VMs (ansible.cfg: .cache/facts) must not outlive them.
+    for cached in (REPO / ".cache" / "facts").glob("lab*"):
+        cached.unlink(missing_ok=True)
+    if not quiet:
+        say("lab is down (VMs stopped, state removed)")
+
+
+def status() -> int:
+    state = read_state()
+    if not state:
+        say("lab is down")
+        return 1
+    for vm in state["vms"]:
+        alive = "running" if pid_alive(vm["pid"]) else "stopped"
+        print(
+            f"{vm['name']}  {alive}  ssh 127.0.0.1:{vm['port']}  "
+            f"fabric {vm['fabric_address']}  {vm['accel']}"
+        )
+    return 0 if lab_running(state) else 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("image")
+    up_parser = sub.add_parser("up")
+    up_parser.add_argument("--count", type=int, default=int(os.environ.get("RDMA_LAB_VMS", "3")))
+    sub.add_parser("down")
+    sub.add_parser("status")
+    ssh_parser = sub.add_parser("ssh")
+    ssh_parser.add_argument("name")
+    ssh_parser.add_argument("cmd", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    if args.command == "image":
+        build_image()
+    elif args.command == "up":
+        if not 2 <= args.count <= 16:
+            parser.error("--count must be between 2 and 16")
+        up(args.count)
+    elif args.command == "down":
+        down()
+    elif args.command == "status":
+        return status()
+    elif args.command == "ssh":
+        state = read_state() or {"vms": []}
+        vm = next((vm for vm in state["vms"] if vm["name"] == args.name), None)
+        if vm is None:
+            parser.error(f"no lab VM named {args.name}")
+        return subprocess.run(ssh_argv(vm, *args.cmd)).returncode
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""End to end on the Soft-RoCE lab: real VMs, real rdma_rxe, real perftest.
+
+Phases (each timed, the timings printed): site.yml with the lab down must stop at once
+with one line; lab up (3 VMs); site.yml first run; real ib_write_bw numbers in the
+report; site.yml second run with changed=0 on every host; lab down.
+RDMA_LAB_KEEP=1 leaves the lab up afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+LAB = [sys.executable, str(REPO / "tests" / "lab" / "rdmalab.py")]
+TIMINGS: list[tuple[str, float]] = []
+RECAP = re.compile(
+    r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M
+)
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    env["ANSIBLE_CONFIG"] = str(REPO / "ansible.cfg")
+    env["ANSIBLE_NOCOLOR"] = "1"
+    for word in shlex.split(os.environ.get("RDMA_LAB_ANSIBLE_ENV", "")):
+        key, _, value = word.partition("=")
+        env[key] = value
+    return env
+
+
+def run_timed(phase: str, argv: list[str], timeout: int) -> subprocess.CompletedProcess[str]:
+    start = time.monotonic()
+    result = subprocess.run(
+        argv, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=timeout, check=False
+    )
+    elapsed = time.monotonic() - start
+    TIMINGS.append((phase, elapsed))
+    print(f"\n[e2e] {phase}: {elapsed:.0f} s (rc {result.returncode})", flush=True)
+    return result
+
+
+def recap(output: str) -> dict[str, dict[str, int]]:
+    return {
+        m[0]: {"ok": int(m[1]), "changed": int(m[2]), "unreachable": int(m[3]), "failed": int(m[4])}
+        for m in RECAP.findall(output)
+    }
+
+
+def ansible_playbook(*args: str) -> list[str]:
+    return [str(Path(sys.executable).parent / "ansible-playbook"), *args]
+
+
+@pytest.fixture(scope="module")
+def lab():
+    subprocess.run([*LAB, "down"], cwd=REPO, check=True)
+    yield
+    if os.environ.get("RDMA_LAB_KEEP") != "1":
+        subprocess.run([*LAB, "down"], cwd=REPO, check=False)
+    print("\n[e2e] timings: " + ", ".join(f"{p} {s:.0f} s" for p, s in TIMINGS), flush=True)
+
+
+def test_lab_end_to_end(lab):
+    down = run_timed("site.yml with the lab down", ansible_playbook("site.yml"), 120)
+    assert down.returncode != 0
+    assert "The Soft-RoCE lab is down: run `make lab-up`" in down.stdout
+    assert "UNREACHABLE" not in down.stdout
+
+    up = run_timed("lab up (3 VMs)", [*LAB, "up", "--count", "3"], 1500)
+    print(up.stdout[-3000:])
+    assert up.returncode == 0, up.stdout + up.stderr
+
+    first = run_timed("site.yml first run", ansible_playbook("site.yml"), 1500)
+    assert first.returncode == 0, first.stdout[-6000:] + first.stderr[-3000:]
+    hosts = recap(first.stdout)
+    assert {"lab1", "lab2", "lab3"} <= set(hosts), hosts
+    assert all(h["failed"] == 0 and h["unreachable"] == 0 for h in hosts.values()), hosts
+
+    report = json.loads((REPO / "reports" / "latest" / "results.json").read_text())
+    [pair] = report["pairs"]
+    assert pair["passed"] is True, pair
+    assert pair["device"] == "rxe0" and pair["server"] != pair["client"]
+    # Real traffic: a completed run's parsed numbers, not an exit code.
+    assert pair["rows"] and pair["rows"][-1]["iterations"] > 0, pair
+    assert pair["measured_gbps"] > 0, pair
+    print(f"[e2e] ib_write_bw {pair['client']} -> {pair['server']}: {pair['measured_gbps']} Gb/s")
+
+    second = run_timed("site.yml second run", ansible_playbook("site.yml"), 900)
+    assert second.returncode == 0, second.stdout[-6000:]
+    hosts = recap(second.stdout)
+    changed = {name: h["changed"] for name, h in hosts.items() if h["changed"]}
+    assert not changed, f"second run changed something: {changed}"
