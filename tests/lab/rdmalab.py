@@ -33,7 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 CACHE = Path(os.environ.get("RDMA_FABRIC_CACHE", "/var/cache/rdma-fabric")) / "lab"
-STATE = CACHE / "state"
+# RDMA_LAB_STATE lets two checkouts run two labs (with RDMA_LAB_SSH_PORT_BASE apart).
+STATE = Path(os.environ.get("RDMA_LAB_STATE", str(CACHE / "state")))
 INVENTORY = REPO / "inventories" / "lab" / "hosts.lab.yml"
 FABRIC_NET = "192.0.2"
 # vde_switch drops frames above 1500 bytes (measured): the RoCE MTU is then 1024.
@@ -124,7 +125,9 @@ def probe_kvm(image: Path) -> bool:
         "-kernel", str(image / "vmlinuz"), "-append", "console=ttyS0 panic=-1",
     ]  # fmt: skip
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        ).stdout
     except subprocess.TimeoutExpired:
         return False
     return "Kernel panic" in out or "VFS: Unable to mount root" in out
@@ -135,8 +138,21 @@ def choose_accel(image: Path) -> str:
     if forced in ("kvm", "tcg"):
         say(f"accelerator {forced} (forced by RDMA_LAB_ACCEL)")
         return forced
-    with Timer("probing KVM (a 30 s timed boot of the lab kernel)"):
-        ok = probe_kvm(image)
+    # The answer depends on the host kernel, qemu and the lab kernel: cache it per those.
+    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True)
+    key = f"{os.uname().release} {qemu.stdout.splitlines()[0] if qemu.stdout else ''} {image.name}"
+    cache_file = CACHE / "kvm-probe.json"
+    try:
+        cached = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        cached = {}
+    if cached.get("key") == key:
+        ok = cached["kvm"]
+        say(f"KVM probe result cached ({cache_file}): {'boots' if ok else 'does not boot'}")
+    else:
+        with Timer("probing KVM (a 30 s timed boot of the lab kernel)"):
+            ok = probe_kvm(image)
+        cache_file.write_text(json.dumps({"key": key, "kvm": ok}))
     say("accelerator kvm" if ok else "accelerator tcg (KVM did not boot the probe)")
     return "kvm" if ok else "tcg"
 
@@ -191,6 +207,7 @@ def start_switch() -> int:
     subprocess.run(
         ["vde_switch", "-d", "-s", str(sock), "-p", str(pidfile), "-M", str(STATE / "fabric.mgmt")],
         check=True,
+        stdin=subprocess.DEVNULL,
     )
     for _ in range(50):
         if pidfile.exists() and pidfile.read_text().strip():
@@ -237,7 +254,8 @@ def start_vm(i: int, image: Path, accel: str, port: int) -> dict:
         "-device", f"virtio-net-pci,netdev=fabric,mac=52:54:00:01:00:{i:02x}",
         "-daemonize", "-pidfile", str(STATE / f"{name}.pid"),
     ]  # fmt: skip
-    subprocess.run(cmd, check=True)
+    # qemu makes the stdio it inherits non-blocking: give it none of ours.
+    subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL)
     pid = int((STATE / f"{name}.pid").read_text())
     return {"name": name, "pid": pid, "port": port, "fabric_address": address, "accel": accel}
 

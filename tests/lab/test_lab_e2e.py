@@ -40,7 +40,14 @@ def _env() -> dict[str, str]:
 def run_timed(phase: str, argv: list[str], timeout: int) -> subprocess.CompletedProcess[str]:
     start = time.monotonic()
     result = subprocess.run(
-        argv, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=timeout, check=False
+        argv,
+        cwd=REPO,
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     elapsed = time.monotonic() - start
     TIMINGS.append((phase, elapsed))
