@@ -253,6 +253,30 @@ def boot_commands(backend, iface, current, desired):
     return backend.commands(iface, blank, desired, aspects)
 
 
+def lldpad_commands(iface, policy):
+    """lldptool commands that make lldpad advertise the policy and accept no peer's.
+
+    From lldptool-ets(8), lldptool-pfc(8) and lldptool-app(8); APP selector 5 is DSCP
+    (IEEE 802.1Qcd). lldpad keeps them in its own configuration across restarts.
+    """
+    base = ["lldptool", "-T", "-i", iface, "-V"]
+    tsa = _csv(f"{tc}:{kind}" for tc, kind in enumerate(policy["tc_tsa"]))
+    up2tc = _csv(f"{prio}:{tc}" for prio, tc in enumerate(policy["prio_tc"]))
+    ets = [f"tsa={tsa}", f"up2tc={up2tc}", f"tcbw={_csv(policy['tc_bw'])}"]
+    cmds = [
+        ["lldptool", "-L", "-i", iface, "adminStatus=rxtx"],
+        base + ["ETS-CFG", "enableTx=yes", "willing=no"] + ets,
+        base + ["ETS-REC", "enableTx=yes"] + ets,
+        base + ["PFC", "enableTx=yes", "willing=no",
+                "enabled=" + (_csv(policy["pfc_priorities"]) or "none")],
+    ]
+    if policy["trust"] == "dscp":
+        for prio, dscp in ((policy["roce_priority"], policy["roce_dscp"]),
+                           (policy["cnp_priority"], policy["cnp_dscp"])):
+            cmds.append(base + ["APP", "enableTx=yes", f"app={prio},5,{dscp}"])
+    return cmds
+
+
 # --- kernel knobs -------------------------------------------------------------------
 
 _LAST_INT = re.compile(r"(-?\d+)\s*$")

@@ -156,6 +156,13 @@ boot_steps:
   returned: always
   type: list
   elements: dict
+lldpad_commands:
+  description:
+    - lldptool commands that make lldpad (DCBX) advertise the policy and not accept a
+      peer's; the role runs them when it keeps lldpad (C(roce_host_qos_lldpad=configure)).
+  returned: always
+  type: list
+  elements: list
 policy:
   description: The filled policy, derived values included.
   returned: always
@@ -172,6 +179,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
     desired_qos,
     find_knobs,
     knob_step,
+    lldpad_commands,
     plan,
     rdma_port_of,
     state_text,
@@ -225,6 +233,7 @@ def main():
         "writes": [],
         "knobs": {},
         "boot_steps": [],
+        "lldpad_commands": lldpad_commands(iface, policy),
     }
     if not os.path.isdir(os.path.join(root, "sys/class/net", iface)):
         module.fail_json(msg=f"roce_qos: {iface} is not a network interface on this host", **result)
