@@ -51,7 +51,7 @@ options:
         choices: [dscp, pcp]
         default: dscp
       pfc_priorities:
-        description: Priorities with PFC; only the RoCE priority may be listed (empty for lossy RoCE).
+        description: Priorities with PFC; only the RoCE priority may be listed ([] is lossy RoCE).
         type: list
         elements: int
         default: [3]
@@ -68,7 +68,7 @@ options:
         type: list
         elements: int
       ecn_priorities:
-        description: Priorities whose traffic is ECN-marked (switches) and reacts to it (host DCQCN).
+        description: Priorities ECN-marked by switches and reacting to it on hosts (DCQCN).
         type: list
         elements: int
         default: [3]

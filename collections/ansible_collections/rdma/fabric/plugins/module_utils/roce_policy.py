@@ -262,7 +262,9 @@ def normalize_policy(policy):
         action = watchdog["action"]
         if action not in WATCHDOG_ACTIONS:
             check.fail(
-                _name("pfc_watchdog.action"), f"must be one of {', '.join(WATCHDOG_ACTIONS)}", action
+                _name("pfc_watchdog.action"),
+                f"must be one of {', '.join(WATCHDOG_ACTIONS)}",
+                action,
             )
         out["pfc_watchdog"] = {
             "enabled": enabled,

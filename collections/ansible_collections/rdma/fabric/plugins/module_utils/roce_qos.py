@@ -239,8 +239,10 @@ BACKENDS = {"mlnx_qos": MlnxQos, "dcb": Dcb}
 def plan(backend, iface, current, desired):
     """(aspects that differ, commands that fix them, human-readable drift)."""
     aspects = differing(current, desired)
-    return aspects, backend.commands(iface, current, desired, aspects), describe(
-        current, desired, aspects
+    return (
+        aspects,
+        backend.commands(iface, current, desired, aspects),
+        describe(current, desired, aspects),
     )
 
 
@@ -267,12 +269,19 @@ def lldpad_commands(iface, policy):
         ["lldptool", "-L", "-i", iface, "adminStatus=rxtx"],
         base + ["ETS-CFG", "enableTx=yes", "willing=no"] + ets,
         base + ["ETS-REC", "enableTx=yes"] + ets,
-        base + ["PFC", "enableTx=yes", "willing=no",
-                "enabled=" + (_csv(policy["pfc_priorities"]) or "none")],
+        base
+        + [
+            "PFC",
+            "enableTx=yes",
+            "willing=no",
+            "enabled=" + (_csv(policy["pfc_priorities"]) or "none"),
+        ],
     ]
     if policy["trust"] == "dscp":
-        for prio, dscp in ((policy["roce_priority"], policy["roce_dscp"]),
-                           (policy["cnp_priority"], policy["cnp_dscp"])):
+        for prio, dscp in (
+            (policy["roce_priority"], policy["roce_dscp"]),
+            (policy["cnp_priority"], policy["cnp_dscp"]),
+        ):
             cmds.append(base + ["APP", "enableTx=yes", f"app={prio},5,{dscp}"])
     return cmds
 
@@ -328,7 +337,10 @@ def find_knobs(root, iface, device, port, policy):
             knobs.append({"name": f"ecn_roce_np_{name}", "path": path, "want": str(want)})
     pci = os.path.basename(os.path.realpath(os.path.join(net, "device")))
     cc_params = os.path.join(root, "sys/kernel/debug/mlx5", pci, "cc_params")
-    for name, want in (("np_cnp_dscp", policy["cnp_dscp"]), ("np_cnp_prio", policy["cnp_priority"])):
+    for name, want in (
+        ("np_cnp_dscp", policy["cnp_dscp"]),
+        ("np_cnp_prio", policy["cnp_priority"]),
+    ):
         path = os.path.join(cc_params, name)
         if os.path.isfile(path):
             knobs.append({"name": f"debugfs_{name}", "path": path, "want": str(want)})
@@ -366,3 +378,7 @@ def knob_step(knob):
         if knob["kind"] == "mkdir"
         else {"write": knob["path"], "value": knob["want"]}
     )
+
+
+def knob_drift(knobs):
+    return [f"{k['name']}: {k['have']} -> {k['want']}" for k in knobs if k["have"] != k["want"]]

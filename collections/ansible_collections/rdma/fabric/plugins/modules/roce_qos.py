@@ -178,6 +178,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
     boot_commands,
     desired_qos,
     find_knobs,
+    knob_drift,
     knob_step,
     lldpad_commands,
     plan,
@@ -265,7 +266,7 @@ def main():
     _aspects, commands, drift = plan(backend, iface, current, desired)
     knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
     stale = [k for k in knobs if k["have"] != k["want"]]
-    drift += [f"{k['name']}: {k['have']} -> {k['want']}" for k in stale]
+    drift += knob_drift(knobs)
     result.update(
         drift=drift,
         commands=commands,
@@ -294,13 +295,17 @@ def main():
                 module.fail_json(msg=f"roce_qos: cannot write {knob['path']}: {exc}", **result)
         current, reason = backend.read(run, iface)
         if current is None:
-            module.fail_json(msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result)
+            module.fail_json(
+                msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result
+            )
         knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
         after = _view(current, knobs, "have")
         left = plan(backend, iface, current, desired)[2]
-        left += [f"{k['name']}: {k['have']} -> {k['want']}" for k in knobs if k["have"] != k["want"]]
+        left += knob_drift(knobs)
         if left:
-            module.fail_json(msg=f"roce_qos: {iface} still differs after the change: {left}", **result)
+            module.fail_json(
+                msg=f"roce_qos: {iface} still differs after the change: {left}", **result
+            )
     elif result["changed"]:
         predicted = dict(current, **{k: desired[k] for k in ("pfc", "prio_tc", "tc_tsa", "tc_bw")})
         predicted["dscp2prio"] = {**current["dscp2prio"], **desired["dscp2prio"]}
