@@ -408,6 +408,17 @@ def test_module_names_a_bad_policy_key(run_cli, standin_env, tmp_path):
     assert result.get("failed") and "rdma_roce_policy.cnp_dscp" in result["msg"]
 
 
+def run_apply_script(config, root, env=None):
+    """The role's boot-time script, run for real with its sysfs root at a tmp tree."""
+    return subprocess.run(
+        [sys.executable, str(APPLY_SCRIPT), str(config)],
+        env={**os.environ, **(env or {}), "ROCE_QOS_SYS_ROOT": str(root)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def test_boot_script_restores_the_policy(run_cli, standin_env, tmp_path):
     root = ofed_host(tmp_path / "root")
     applied = run_module(run_cli, standin_env, {"interface": IF, "sysfs_root": str(root)})
@@ -422,14 +433,7 @@ def test_boot_script_restores_the_policy(run_cli, standin_env, tmp_path):
     tc = root / "sys/devices/pci0000:00/0000:1b:00.0/infiniband/mlx5_1/tc/1/traffic_class"
     tc.write_text("Global tclass=-1\n")
     (root / "sys/kernel/config/rdma_cm/mlx5_1/ports/1/default_roce_tos").write_text("0\n")
-    env = {**os.environ, **standin_env, "ROCE_QOS_SYS_ROOT": str(root)}
-    proc = subprocess.run(
-        [sys.executable, str(APPLY_SCRIPT), str(config)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_apply_script(config, root, standin_env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert tc.read_text() == "106\n"
     assert (
@@ -446,13 +450,6 @@ def test_boot_script_reports_a_missing_netdev(tmp_path):
     config.write_text(
         json.dumps({"wait_seconds": 0, "interfaces": [{"item": "nope0", "boot_steps": []}]})
     )
-    env = {**os.environ, "ROCE_QOS_SYS_ROOT": str(tmp_path)}
-    proc = subprocess.run(
-        [sys.executable, str(APPLY_SCRIPT), str(config)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = run_apply_script(config, tmp_path)
     assert proc.returncode == 1
     assert "nope0 did not appear" in proc.stdout

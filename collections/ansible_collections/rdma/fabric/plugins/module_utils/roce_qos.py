@@ -22,7 +22,10 @@ import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.dcb import parse_app, parse_ets, parse_pfc
 from ansible_collections.rdma.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
-from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import read_devices
+from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
+    read_attr,
+    read_devices,
+)
 
 ASPECTS = ("dcbx", "trust", "dscp2prio", "pfc", "ets")
 
@@ -291,14 +294,6 @@ def lldpad_commands(iface, policy):
 _LAST_INT = re.compile(r"(-?\d+)\s*$")
 
 
-def _read(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
-
-
 def knob_value(text):
     """'Global tclass=106' -> '106'; '1' -> '1'; None -> None."""
     if text is None:
@@ -359,7 +354,7 @@ def find_knobs(root, iface, device, port, policy):
         if knob["kind"] == "mkdir":
             knob["have"] = "present" if os.path.isdir(knob["path"]) else "absent"
         else:
-            knob["have"] = knob_value(_read(knob["path"]))
+            knob["have"] = knob_value(read_attr(knob["path"]))
     return knobs
 
 
