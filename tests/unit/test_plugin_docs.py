@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROLES_DIR = Path(__file__).resolve().parents[2] / "roles"
@@ -61,3 +62,34 @@ def test_role_doc_json_shows_provider_choices(run_cli):
     provider = doc["entry_points"]["main"]["options"]["rdma_stack_provider"]
     assert provider["choices"] == ["inbox", "doca"]
     assert provider["default"] == "inbox"
+
+
+def test_roce_qos_module_doc(run_cli):
+    proc = run_cli("ansible-doc", "--json", "rdma.fabric.roce_qos")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)["rdma.fabric.roce_qos"]
+    options = doc["doc"]["options"]
+    assert options["backend"]["choices"] == ["auto", "mlnx_qos", "dcb"]
+    assert options["require_hw"]["default"] is True
+    assert options["state"]["choices"] == ["present", "gathered"]
+    assert doc["doc"]["attributes"]["check_mode"]["support"] == "full"
+    assert {"drift", "commands", "before", "after", "boot_steps", "supported"} <= set(doc["return"])
+    assert doc["examples"].strip()
+    text = run_cli("ansible-doc", "rdma.fabric.roce_qos")
+    assert text.returncode == 0 and "[ERROR]" not in text.stderr, text.stderr
+
+
+@pytest.mark.parametrize("name", ["rdma.fabric.roce_policy", "rdma.fabric.roce_policy_errors"])
+def test_roce_policy_filter_docs(run_cli, name):
+    proc = run_cli("ansible-doc", "-t", "filter", name)
+    assert proc.returncode == 0, proc.stderr
+    assert f"FILTER {name}" in proc.stdout
+    assert "[ERROR]" not in proc.stderr
+
+
+def test_roce_host_qos_role_doc_lists_every_option(run_cli):
+    proc = run_cli("ansible-doc", "-t", "role", "roce_host_qos")
+    assert proc.returncode == 0, proc.stderr
+    spec = yaml.safe_load((ROLES_DIR / "roce_host_qos" / "meta" / "argument_specs.yml").read_text())
+    missing = [n for n in spec["argument_specs"]["main"]["options"] if n not in proc.stdout]
+    assert not missing, f"ansible-doc does not show {missing}"

@@ -34,6 +34,10 @@ def _read(path):
         return None
 
 
+# The same reader for other module_utils (roce_qos reads RoCE knobs with it).
+read_attr = _read
+
+
 def _listdir(path):
     try:
         return sorted(os.listdir(path))

@@ -1,0 +1,127 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
+
+DOCUMENTATION = r"""
+---
+name: roce_policy
+short_description: Validate the fabric-wide lossless RoCE policy and fill its defaults
+version_added: 0.1.0
+author: rdma-fabric contributors
+description:
+  - Takes C(rdma_roce_policy) (only the keys a site changes; C(none) or C({}) for all
+    defaults) and returns the complete policy, with the derived values C(prio_tc),
+    C(tc_tsa), C(tc_bw) and C(roce_tos) filled in.
+  - Fails naming every bad key, for example "rdma_roce_policy.roce_priority must be a
+    priority (0-7); got 8". M(rdma.fabric.roce_qos) and the host and switch roles use
+    the same code (C(plugins/module_utils/roce_policy.py)), so they cannot disagree.
+  - Defaults follow NVIDIA's published lossless RoCEv2 configuration.
+  - The companion filter C(rdma.fabric.roce_policy_errors) returns the list of errors
+    instead of failing (empty when the policy is good), for C(assert) tasks.
+positional: _input
+options:
+  _input:
+    description: The C(rdma_roce_policy) dictionary.
+    type: dict
+    required: true
+    suboptions:
+      roce_priority:
+        description: 802.1p priority (0-7) of RoCE traffic.
+        type: int
+        default: 3
+      roce_dscp:
+        description: DSCP (0-63) of RoCE traffic.
+        type: int
+        default: 26
+      cnp_priority:
+        description: Priority of congestion notification packets; must differ from C(roce_priority).
+        type: int
+        default: 6
+      cnp_dscp:
+        description: DSCP of congestion notification packets; must differ from C(roce_dscp).
+        type: int
+        default: 48
+      trust:
+        description: Which marking classifies received packets.
+        type: str
+        choices: [dscp, pcp]
+        default: dscp
+      pfc_priorities:
+        description: Priorities with PFC; only the RoCE priority may be listed ([] is lossy RoCE).
+        type: list
+        elements: int
+        default: [3]
+      ets_bandwidth:
+        description:
+          - Percent of bandwidth per ETS traffic class, summing to 100. Every traffic class
+            not listed is strict priority. The RoCE traffic class needs a share.
+        type: dict
+        default: {0: 50, 3: 50}
+      prio_tc:
+        description:
+          - Eight traffic classes, one per priority. Unset, RoCE and CNP priorities keep
+            their own class (same number) and every other priority uses class 0.
+        type: list
+        elements: int
+      ecn_priorities:
+        description: Priorities ECN-marked by switches and reacting to it on hosts (DCQCN).
+        type: list
+        elements: int
+        default: [3]
+      ecn_min_threshold_kb:
+        description: Switch queue depth (KB) where ECN marking starts.
+        type: int
+        default: 150
+      ecn_max_threshold_kb:
+        description: Switch queue depth (KB) where marking reaches C(ecn_mark_probability).
+        type: int
+        default: 1500
+      ecn_mark_probability:
+        description: Marking probability (percent) at the maximum threshold.
+        type: int
+        default: 100
+      pfc_watchdog:
+        description: Switch PFC watchdog; keys not given keep their defaults.
+        type: dict
+        default: {enabled: true, detection_time_ms: 200, restoration_time_ms: 200, action: drop}
+      mtu:
+        description: IP MTU of RoCE interfaces (1280-9216); switches add their L2 overhead.
+        type: int
+        default: 9000
+"""
+
+EXAMPLES = r"""
+- name: Fill and check the policy once per play
+  ansible.builtin.set_fact:
+    roce_policy: "{{ rdma_roce_policy | default({}) | rdma.fabric.roce_policy }}"
+
+- name: Fail with every problem named
+  ansible.builtin.assert:
+    that: rdma_roce_policy | rdma.fabric.roce_policy_errors | length == 0
+    fail_msg: "{{ rdma_roce_policy | rdma.fabric.roce_policy_errors | join('; ') }}"
+"""
+
+RETURN = r"""
+_value:
+  description:
+    - The complete policy, plus C(prio_tc), C(tc_tsa) (ets or strict per traffic class),
+      C(tc_bw) (8 percentages) and C(roce_tos) (DSCP << 2, plus ECT(0) when the RoCE
+      priority is ECN-marked; 106 by default).
+  type: dict
+"""
+
+
+def roce_policy(policy):
+    filled, errors = normalize_policy(policy)
+    if errors:
+        raise AnsibleFilterError("; ".join(errors))
+    return filled
+
+
+class FilterModule:
+    def filters(self):
+        return {"roce_policy": roce_policy}

@@ -1,0 +1,310 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fabric-wide lossless RoCE policy: defaults, validation, derived values.
+
+One definition for every consumer: the roce_host_qos role and the roce_qos module
+(hosts) and the switch role read ``rdma_roce_policy`` through ``normalize_policy``
+(or the ``rdma.fabric.roce_policy`` filter), so a key is spelled, defaulted and
+checked in one place only.
+
+Defaults follow NVIDIA's published lossless RoCEv2 configuration (RoCE on priority 3
+with DSCP 26, CNP on priority 6 with DSCP 48, trust DSCP, PFC on 3 only, ECN on 3,
+ETS 50/50 between the default class and RoCE with CNP strict, RDMA-CM ToS 106) and
+Cumulus' `nv set qos roce` (ECN marking 150 KB to 1500 KB).
+"""
+
+from __future__ import annotations
+
+import copy
+
+PRIORITIES = range(8)
+TRAFFIC_CLASSES = range(8)
+
+DEFAULTS = {
+    "roce_priority": 3,
+    "roce_dscp": 26,
+    "cnp_priority": 6,
+    "cnp_dscp": 48,
+    "trust": "dscp",
+    "pfc_priorities": [3],
+    # Percent per ETS traffic class; every other traffic class is strict priority.
+    "ets_bandwidth": {0: 50, 3: 50},
+    # Priority -> traffic class; None derives it: RoCE and CNP priorities keep their
+    # own class (same number), every other priority shares class 0.
+    "prio_tc": None,
+    "ecn_priorities": [3],
+    "ecn_min_threshold_kb": 150,
+    "ecn_max_threshold_kb": 1500,
+    "ecn_mark_probability": 100,
+    "pfc_watchdog": {
+        "enabled": True,
+        "detection_time_ms": 200,
+        "restoration_time_ms": 200,
+        "action": "drop",
+    },
+    "mtu": 9000,
+}
+
+DERIVED = ("roce_tos", "tc_tsa", "tc_bw")
+TRUST_CHOICES = ("dscp", "pcp")
+WATCHDOG_ACTIONS = ("drop", "forward", "alert")
+# ToS ECN field value of ECT(0): the RoCE packets RDMA-CM sends are ECN-capable.
+ECT0 = 2
+
+
+def _name(key, index=None):
+    suffix = f"[{index}]" if index is not None else ""
+    return f"rdma_roce_policy.{key}{suffix}"
+
+
+def _as_int(value):
+    """An int from an int or a string of digits; None for anything else (bools too)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
+
+
+def _as_bool(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "yes", "on", "false", "no", "off"):
+        return value.lower() in ("true", "yes", "on")
+    return None
+
+
+class _Checker:
+    def __init__(self):
+        self.errors = []
+
+    def fail(self, name, message, got):
+        self.errors.append(f"{name} {message}; got {got!r}")
+
+    def integer(self, name, value, low, high, what):
+        number = _as_int(value)
+        if number is None or not low <= number <= high:
+            self.fail(name, f"must be {what} ({low}-{high})", value)
+            return None
+        return number
+
+    def int_list(self, key, value, low, high, what):
+        if not isinstance(value, (list, tuple)):
+            self.fail(_name(key), f"must be a list of {what}s ({low}-{high})", value)
+            return None
+        out = []
+        for index, item in enumerate(value):
+            number = self.integer(_name(key, index), item, low, high, what)
+            if number is not None:
+                out.append(number)
+        if len(set(out)) != len(out):
+            self.fail(_name(key), "must not repeat a value", value)
+        return sorted(set(out)) if len(out) == len(value) else None
+
+
+def derive_prio_tc(policy):
+    """Priority -> traffic class when the policy does not give one."""
+    prio_tc = [0] * 8
+    prio_tc[policy["roce_priority"]] = policy["roce_priority"]
+    prio_tc[policy["cnp_priority"]] = policy["cnp_priority"]
+    return prio_tc
+
+
+def roce_tos(policy):
+    """RDMA-CM / traffic_class ToS: DSCP shifted left 2, plus ECT(0) when ECN is on."""
+    ect = ECT0 if policy["roce_priority"] in policy["ecn_priorities"] else 0
+    return (policy["roce_dscp"] << 2) | ect
+
+
+def normalize_policy(policy):
+    """(filled policy, errors). Unset keys take DEFAULTS; errors name their key.
+
+    The filled policy carries derived values too: ``prio_tc`` (8 entries),
+    ``tc_tsa`` and ``tc_bw`` (8 entries each) and ``roce_tos``.
+    """
+    if policy is None:
+        policy = {}
+    if not isinstance(policy, dict):
+        return None, [f"rdma_roce_policy must be a dictionary; got {policy!r}"]
+    check = _Checker()
+    unknown = sorted(set(policy) - set(DEFAULTS) - set(DERIVED))
+    for key in unknown:
+        check.fail(_name(key), f"is not a policy key (known: {', '.join(DEFAULTS)})", key)
+
+    merged = copy.deepcopy(DEFAULTS)
+    for key in DEFAULTS:
+        if key in policy and policy[key] is not None:
+            if key == "pfc_watchdog" and isinstance(policy[key], dict):
+                merged[key].update(policy[key])
+            else:
+                merged[key] = copy.deepcopy(policy[key])
+
+    out = {}
+    for key in ("roce_priority", "cnp_priority"):
+        out[key] = check.integer(_name(key), merged[key], 0, 7, "a priority")
+    for key in ("roce_dscp", "cnp_dscp"):
+        out[key] = check.integer(_name(key), merged[key], 0, 63, "a DSCP value")
+    if merged["trust"] not in TRUST_CHOICES:
+        check.fail(_name("trust"), f"must be one of {', '.join(TRUST_CHOICES)}", merged["trust"])
+    out["trust"] = merged["trust"]
+    for key in ("pfc_priorities", "ecn_priorities"):
+        out[key] = check.int_list(key, merged[key], 0, 7, "priority")
+
+    if out["roce_priority"] is not None and out["roce_priority"] == out["cnp_priority"]:
+        check.fail(
+            _name("cnp_priority"),
+            "must differ from rdma_roce_policy.roce_priority (CNPs need their own priority)",
+            merged["cnp_priority"],
+        )
+    if out["roce_dscp"] is not None and out["roce_dscp"] == out["cnp_dscp"]:
+        check.fail(
+            _name("cnp_dscp"), "must differ from rdma_roce_policy.roce_dscp", merged["cnp_dscp"]
+        )
+    if out["pfc_priorities"] is not None and out["roce_priority"] is not None:
+        stray = [p for p in out["pfc_priorities"] if p != out["roce_priority"]]
+        if stray:
+            check.fail(
+                _name("pfc_priorities"),
+                f"may enable PFC only on the priority that carries RoCE "
+                f"(rdma_roce_policy.roce_priority = {out['roce_priority']}); "
+                f"no RoCE on {stray}",
+                merged["pfc_priorities"],
+            )
+
+    # prio_tc: explicit, or derived from the RoCE and CNP priorities.
+    if merged["prio_tc"] is None:
+        if out["roce_priority"] is not None and out["cnp_priority"] is not None:
+            out["prio_tc"] = derive_prio_tc(out)
+        else:
+            out["prio_tc"] = None
+    else:
+        raw = merged["prio_tc"]
+        if not isinstance(raw, (list, tuple)) or len(raw) != 8:
+            check.fail(_name("prio_tc"), "must list 8 traffic classes, one per priority", raw)
+            out["prio_tc"] = None
+        else:
+            out["prio_tc"] = [
+                check.integer(_name("prio_tc", i), tc, 0, 7, "a traffic class")
+                for i, tc in enumerate(raw)
+            ]
+            if None in out["prio_tc"]:
+                out["prio_tc"] = None
+
+    # ETS: {tc: percent}; keys may arrive as strings (JSON, extra vars).
+    bandwidth = merged["ets_bandwidth"]
+    tc_bw = None
+    if not isinstance(bandwidth, dict) or not bandwidth:
+        check.fail(_name("ets_bandwidth"), "must map traffic classes to percent", bandwidth)
+    else:
+        tc_bw = [0] * 8
+        for tc_key, percent in bandwidth.items():
+            tc = check.integer(f"{_name('ets_bandwidth')}[{tc_key}]", tc_key, 0, 7, "a class")
+            value = check.integer(f"{_name('ets_bandwidth')}[{tc_key}]", percent, 1, 100, "percent")
+            if tc is None or value is None:
+                tc_bw = None
+                break
+            tc_bw[tc] = value
+        if tc_bw is not None and sum(tc_bw) != 100:
+            check.fail(
+                _name("ets_bandwidth"), f"must sum to 100 percent (sums to {sum(tc_bw)})", bandwidth
+            )
+            tc_bw = None
+    out["ets_bandwidth"] = {tc: bw for tc, bw in enumerate(tc_bw) if bw} if tc_bw else None
+    out["tc_bw"] = tc_bw
+    out["tc_tsa"] = ["ets" if bw else "strict" for bw in tc_bw] if tc_bw else None
+    if tc_bw and out["prio_tc"] and out["roce_priority"] is not None:
+        roce_tc = out["prio_tc"][out["roce_priority"]]
+        if not tc_bw[roce_tc]:
+            check.fail(
+                _name("ets_bandwidth"),
+                f"must give the RoCE traffic class {roce_tc} a share (a strict class "
+                "carrying bulk RoCE starves every other class)",
+                bandwidth,
+            )
+
+    out["ecn_min_threshold_kb"] = check.integer(
+        _name("ecn_min_threshold_kb"), merged["ecn_min_threshold_kb"], 1, 1048576, "KB"
+    )
+    out["ecn_max_threshold_kb"] = check.integer(
+        _name("ecn_max_threshold_kb"), merged["ecn_max_threshold_kb"], 1, 1048576, "KB"
+    )
+    if (
+        out["ecn_min_threshold_kb"] is not None
+        and out["ecn_max_threshold_kb"] is not None
+        and out["ecn_min_threshold_kb"] > out["ecn_max_threshold_kb"]
+    ):
+        check.fail(
+            _name("ecn_min_threshold_kb"),
+            "must not exceed rdma_roce_policy.ecn_max_threshold_kb",
+            merged["ecn_min_threshold_kb"],
+        )
+    out["ecn_mark_probability"] = check.integer(
+        _name("ecn_mark_probability"), merged["ecn_mark_probability"], 1, 100, "percent"
+    )
+
+    watchdog = merged["pfc_watchdog"]
+    if not isinstance(watchdog, dict):
+        check.fail(_name("pfc_watchdog"), "must be a dictionary", watchdog)
+        out["pfc_watchdog"] = None
+    else:
+        extra = sorted(set(watchdog) - set(DEFAULTS["pfc_watchdog"]))
+        for key in extra:
+            check.fail(
+                _name("pfc_watchdog." + str(key)),
+                f"is not a watchdog key (known: {', '.join(DEFAULTS['pfc_watchdog'])})",
+                key,
+            )
+        enabled = _as_bool(watchdog["enabled"])
+        if enabled is None:
+            check.fail(_name("pfc_watchdog.enabled"), "must be true or false", watchdog["enabled"])
+        action = watchdog["action"]
+        if action not in WATCHDOG_ACTIONS:
+            check.fail(
+                _name("pfc_watchdog.action"),
+                f"must be one of {', '.join(WATCHDOG_ACTIONS)}",
+                action,
+            )
+        out["pfc_watchdog"] = {
+            "enabled": enabled,
+            "detection_time_ms": check.integer(
+                _name("pfc_watchdog.detection_time_ms"),
+                watchdog["detection_time_ms"],
+                1,
+                60000,
+                "milliseconds",
+            ),
+            "restoration_time_ms": check.integer(
+                _name("pfc_watchdog.restoration_time_ms"),
+                watchdog["restoration_time_ms"],
+                1,
+                60000,
+                "milliseconds",
+            ),
+            "action": action,
+        }
+    out["mtu"] = check.integer(_name("mtu"), merged["mtu"], 1280, 9216, "an MTU in bytes")
+
+    if check.errors:
+        return None, check.errors
+    out["roce_tos"] = roce_tos(out)
+    # Derived keys are accepted back (a filled policy normalizes to itself) only when
+    # they agree: ToS and ETS are never typed twice.
+    for key in DERIVED:
+        if key in policy and policy[key] != out[key]:
+            check.fail(_name(key), f"is derived from the policy (it is {out[key]!r})", policy[key])
+    if check.errors:
+        return None, check.errors
+    return out, []
+
+
+class PolicyError(ValueError):
+    """Raised by ``policy_or_raise``; the message lists every error, one a line."""
+
+
+def policy_or_raise(policy):
+    filled, errors = normalize_policy(policy)
+    if errors:
+        raise PolicyError("invalid rdma_roce_policy:\n" + "\n".join(errors))
+    return filled

@@ -1,0 +1,379 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Host RoCE QoS: read one netdev's state, compare it with the policy, plan commands.
+
+Two backends set the netdev's DCB state:
+  mlnx_qos  NVIDIA mlnx-tools (MLNX_OFED / DOCA-OFED), parsed by module_utils/mlnx_qos
+  dcb       inbox iproute2 dcb, parsed by module_utils/dcb
+Kernel knobs are found where the running kernel has them, never assumed:
+  OFED sysfs    /sys/class/net/IF/ecn/roce_{rp,np}/enable/N, ecn/roce_np/cnp_{dscp,802p_prio}
+  debugfs       /sys/kernel/debug/mlx5/PCI/cc_params/np_cnp_{dscp,prio} (mainline mlx5)
+  OFED sysfs    /sys/class/infiniband/DEV/tc/PORT/traffic_class
+  configfs      /sys/kernel/config/rdma_cm/DEV/ports/PORT/default_roce_tos
+Everything here is pure but for the filesystem reads of ``find_knobs``; a ``run``
+callable (argv -> (rc, stdout, stderr)) executes the tools, so tests replay recorded
+outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils.dcb import parse_app, parse_ets, parse_pfc
+from ansible_collections.rdma.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
+from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
+    read_attr,
+    read_devices,
+)
+
+ASPECTS = ("dcbx", "trust", "dscp2prio", "pfc", "ets")
+
+
+def _csv(values):
+    return ",".join(str(v) for v in values)
+
+
+def desired_qos(policy):
+    """What the netdev's DCB state must be under a filled policy."""
+    dscp2prio = {}
+    if policy["trust"] == "dscp":
+        dscp2prio = {policy["roce_dscp"]: [policy["roce_priority"]]}
+        dscp2prio[policy["cnp_dscp"]] = [policy["cnp_priority"]]
+    return {
+        "dcbx": "os",
+        "willing": False,
+        "trust": policy["trust"],
+        "dscp2prio": dscp2prio,
+        "pfc": [1 if p in policy["pfc_priorities"] else 0 for p in range(8)],
+        "prio_tc": list(policy["prio_tc"]),
+        "tc_tsa": list(policy["tc_tsa"]),
+        "tc_bw": list(policy["tc_bw"]),
+    }
+
+
+def _ets_differs(current, desired):
+    if current.get("prio_tc") != desired["prio_tc"]:
+        return True
+    # Only traffic classes that carry a priority matter (mlnx_qos may not print others).
+    for tc in sorted(set(desired["prio_tc"])):
+        tsa = (current.get("tc_tsa") or [None] * 8)[tc]
+        if tsa != desired["tc_tsa"][tc]:
+            return True
+        if tsa == "ets" and (current.get("tc_bw") or [None] * 8)[tc] != desired["tc_bw"][tc]:
+            return True
+    return bool(current.get("willing"))
+
+
+def differing(current, desired):
+    """The aspects (ASPECTS order) where current differs from desired."""
+    out = []
+    if current.get("dcbx") == "firmware":
+        out.append("dcbx")
+    # dcb has no trust object (None): the DSCP app entries are the trust.
+    if current.get("trust") is not None and current["trust"] != desired["trust"]:
+        out.append("trust")
+    have = current.get("dscp2prio") or {}
+    if desired["trust"] == "pcp":
+        if current.get("backend") == "dcb" and have:
+            out.append("dscp2prio")
+    elif any(have.get(d) != p for d, p in desired["dscp2prio"].items()):
+        out.append("dscp2prio")
+    if current.get("pfc") != desired["pfc"]:
+        out.append("pfc")
+    if _ets_differs(current, desired):
+        out.append("ets")
+    return out
+
+
+def describe(current, desired, aspects):
+    """One line per differing aspect: 'pfc: 0,0,0,0,0,0,0,0 -> 0,0,0,1,0,0,0,0'."""
+    lines = []
+    for aspect in aspects:
+        if aspect == "dcbx":
+            lines.append("dcbx: firmware -> os")
+        elif aspect == "trust":
+            lines.append(f"trust: {current.get('trust')} -> {desired['trust']}")
+        elif aspect == "dscp2prio":
+            have = current.get("dscp2prio") or {}
+            want = desired["dscp2prio"]
+            parts = [f"{d}:{have.get(d)}->{p}" for d, p in want.items() if have.get(d) != p]
+            lines.append("dscp2prio: " + (", ".join(parts) or f"{sorted(have)} -> none"))
+        elif aspect == "pfc":
+            lines.append(f"pfc: {_csv(current.get('pfc') or [])} -> {_csv(desired['pfc'])}")
+        elif aspect == "ets":
+            lines.append(
+                "ets: prio_tc {} tsa {} bw {} -> prio_tc {} tsa {} bw {}".format(
+                    _csv(current.get("prio_tc") or []),
+                    _csv(current.get("tc_tsa") or []),
+                    _csv(current.get("tc_bw") or []),
+                    _csv(desired["prio_tc"]),
+                    _csv(desired["tc_tsa"]),
+                    _csv(desired["tc_bw"]),
+                )
+            )
+    return lines
+
+
+def state_text(view, dscps):
+    """A one-line-per-setting rendering of a before/after view, for --diff."""
+    qos, lines = view.get("qos") or {}, []
+    for key in ("dcbx", "trust", "pfc", "prio_tc", "tc_tsa", "tc_bw"):
+        value = qos.get(key)
+        if value is not None:
+            lines.append(f"{key}: {_csv(value) if isinstance(value, list) else value}")
+    have = qos.get("dscp2prio") or {}
+    lines.append("dscp2prio: " + " ".join(f"{d}:{_csv(have.get(d) or ['-'])}" for d in dscps))
+    lines += [f"{name}: {value}" for name, value in sorted((view.get("knobs") or {}).items())]
+    return "\n".join(lines) + "\n"
+
+
+class MlnxQos:
+    """Backend: NVIDIA mlnx_qos."""
+
+    name = "mlnx_qos"
+
+    def __init__(self, binary="mlnx_qos"):
+        self.binary = binary
+
+    def read(self, run, iface):
+        """(state or None, error text)."""
+        rc, out, err = run([self.binary, "-i", iface])
+        if rc != 0:
+            return None, (err or out).strip() or f"mlnx_qos exited {rc}"
+        parsed = parse_mlnx_qos(out)
+        if parsed["pfc"] is None:
+            return None, "mlnx_qos printed no PFC configuration"
+        state = {key: parsed[key] for key in ("dcbx", "pfc", "prio_tc", "tc_tsa", "tc_bw")}
+        # Legacy releases (ConnectX-3 era) print no trust line: they trust PCP only.
+        state["trust"] = parsed["trust"] or "pcp"
+        state["dscp2prio"] = {d: [p] for d, p in parsed["dscp2prio"].items()}
+        state["backend"] = self.name
+        return state, ""
+
+    def commands(self, iface, current, desired, aspects):
+        base = [self.binary, "-i", iface]
+        cmds = []
+        if "dcbx" in aspects:
+            cmds.append(base + ["--dcbx", "os"])
+        if "trust" in aspects:
+            cmds.append(base + ["--trust", desired["trust"]])
+        if "dscp2prio" in aspects:
+            have = current.get("dscp2prio") or {}
+            for dscp, prios in desired["dscp2prio"].items():
+                if have.get(dscp) != prios:
+                    cmds.append(base + ["--dscp2prio", f"set,{dscp},{prios[0]}"])
+        if "pfc" in aspects:
+            cmds.append(base + ["--pfc", _csv(desired["pfc"])])
+        if "ets" in aspects:
+            cmds.append(
+                base
+                + ["--prio_tc", _csv(desired["prio_tc"])]
+                + ["--tsa", _csv(desired["tc_tsa"])]
+                + ["--tcbw", _csv(desired["tc_bw"])]
+            )
+        return cmds
+
+
+class Dcb:
+    """Backend: iproute2 dcb (inbox)."""
+
+    name = "dcb"
+
+    def __init__(self, binary="dcb"):
+        self.binary = binary
+
+    def read(self, run, iface):
+        outputs = {}
+        for obj, extra in (("pfc", []), ("app", ["dscp-prio"]), ("ets", [])):
+            rc, out, err = run([self.binary, "-j", "-N", obj, "show", "dev", iface] + extra)
+            if rc != 0:
+                return None, (err or out).strip() or f"dcb {obj} show exited {rc}"
+            outputs[obj] = out
+        pfc, ets = parse_pfc(outputs["pfc"]), parse_ets(outputs["ets"])
+        app = parse_app(outputs["app"])
+        return {
+            "backend": self.name,
+            "dcbx": None,
+            # mlx5 trusts DSCP as soon as a DSCP app entry exists; dcb has no trust
+            # object before iproute2 6.2's apptrust: dscp2prio carries it.
+            "trust": None,
+            "willing": ets["willing"],
+            "dscp2prio": app,
+            "pfc": pfc["prio_pfc"],
+            "prio_tc": ets["prio_tc"],
+            "tc_tsa": ets["tc_tsa"],
+            "tc_bw": ets["tc_bw"],
+        }, ""
+
+    def commands(self, iface, current, desired, aspects):
+        dev = ["dev", iface]
+        cmds = []
+        if "dscp2prio" in aspects:
+            if desired["trust"] == "pcp":
+                cmds.append([self.binary, "app", "flush"] + dev + ["dscp-prio"])
+            else:
+                have = current.get("dscp2prio") or {}
+                pairs = [
+                    f"{dscp}:{prios[0]}"
+                    for dscp, prios in desired["dscp2prio"].items()
+                    if have.get(dscp) != prios
+                ]
+                if pairs:
+                    # replace, not add: add appends a second priority to the DSCP.
+                    cmds.append([self.binary, "app", "replace"] + dev + ["dscp-prio"] + pairs)
+        if "pfc" in aspects:
+            state = [f"{p}:{'on' if on else 'off'}" for p, on in enumerate(desired["pfc"])]
+            cmds.append([self.binary, "pfc", "set"] + dev + ["prio-pfc"] + state)
+        if "ets" in aspects:
+            cmd = [self.binary, "ets", "set"] + dev
+            if current.get("willing"):
+                cmd += ["willing", "off"]
+            cmd += ["prio-tc"] + [f"{p}:{tc}" for p, tc in enumerate(desired["prio_tc"])]
+            cmd += ["tc-tsa"] + [f"{tc}:{tsa}" for tc, tsa in enumerate(desired["tc_tsa"])]
+            cmd += ["tc-bw"] + [f"{tc}:{bw}" for tc, bw in enumerate(desired["tc_bw"])]
+            cmds.append(cmd)
+        return cmds
+
+
+BACKENDS = {"mlnx_qos": MlnxQos, "dcb": Dcb}
+
+
+def plan(backend, iface, current, desired):
+    """(aspects that differ, commands that fix them, human-readable drift)."""
+    aspects = differing(current, desired)
+    return (
+        aspects,
+        backend.commands(iface, current, desired, aspects),
+        describe(current, desired, aspects),
+    )
+
+
+def boot_commands(backend, iface, current, desired):
+    """Commands that set every aspect from any state (the boot-time re-apply)."""
+    aspects = [a for a in ASPECTS if a != "dcbx" or current.get("dcbx") is not None]
+    if desired["trust"] == "pcp" and backend.name == "mlnx_qos":
+        aspects.remove("dscp2prio")
+    blank = {"dcbx": current.get("dcbx"), "willing": current.get("willing")}
+    return backend.commands(iface, blank, desired, aspects)
+
+
+def lldpad_commands(iface, policy):
+    """lldptool commands that make lldpad advertise the policy and accept no peer's.
+
+    From lldptool-ets(8), lldptool-pfc(8) and lldptool-app(8); APP selector 5 is DSCP
+    (IEEE 802.1Qcd). lldpad keeps them in its own configuration across restarts.
+    """
+    base = ["lldptool", "-T", "-i", iface, "-V"]
+    tsa = _csv(f"{tc}:{kind}" for tc, kind in enumerate(policy["tc_tsa"]))
+    up2tc = _csv(f"{prio}:{tc}" for prio, tc in enumerate(policy["prio_tc"]))
+    ets = [f"tsa={tsa}", f"up2tc={up2tc}", f"tcbw={_csv(policy['tc_bw'])}"]
+    cmds = [
+        ["lldptool", "-L", "-i", iface, "adminStatus=rxtx"],
+        base + ["ETS-CFG", "enableTx=yes", "willing=no"] + ets,
+        base + ["ETS-REC", "enableTx=yes"] + ets,
+        base
+        + [
+            "PFC",
+            "enableTx=yes",
+            "willing=no",
+            "enabled=" + (_csv(policy["pfc_priorities"]) or "none"),
+        ],
+    ]
+    if policy["trust"] == "dscp":
+        for prio, dscp in (
+            (policy["roce_priority"], policy["roce_dscp"]),
+            (policy["cnp_priority"], policy["cnp_dscp"]),
+        ):
+            cmds.append(base + ["APP", "enableTx=yes", f"app={prio},5,{dscp}"])
+    return cmds
+
+
+# --- kernel knobs -------------------------------------------------------------------
+
+_LAST_INT = re.compile(r"(-?\d+)\s*$")
+
+
+def knob_value(text):
+    """'Global tclass=106' -> '106'; '1' -> '1'; None -> None."""
+    if text is None:
+        return None
+    match = _LAST_INT.search(text)
+    return match.group(1) if match else text
+
+
+def rdma_port_of(root, iface):
+    """(device, port) of the RDMA port whose netdev is iface, else (None, None)."""
+    for device in read_devices(root):
+        for port in device["ports"]:
+            if port["netdev"] == iface and port["link_layer"] == "Ethernet":
+                return device["name"], port["port"]
+    return None, None
+
+
+def find_knobs(root, iface, device, port, policy):
+    """Knobs this host has, each {name, path, want, kind ('write' or 'mkdir')}.
+
+    A knob the running kernel does not expose is simply absent from the list.
+    """
+    knobs = []
+    tos = str(policy["roce_tos"])
+    net = os.path.join(root, "sys/class/net", iface)
+    ecn = os.path.join(net, "ecn")
+    for point in ("roce_rp", "roce_np"):
+        for prio in range(8):
+            path = os.path.join(ecn, point, "enable", str(prio))
+            if os.path.isfile(path):
+                want = "1" if prio in policy["ecn_priorities"] else "0"
+                knobs.append({"name": f"ecn_{point}_enable_{prio}", "path": path, "want": want})
+    for name, want in (("cnp_dscp", policy["cnp_dscp"]), ("cnp_802p_prio", policy["cnp_priority"])):
+        path = os.path.join(ecn, "roce_np", name)
+        if os.path.isfile(path):
+            knobs.append({"name": f"ecn_roce_np_{name}", "path": path, "want": str(want)})
+    pci = os.path.basename(os.path.realpath(os.path.join(net, "device")))
+    cc_params = os.path.join(root, "sys/kernel/debug/mlx5", pci, "cc_params")
+    for name, want in (
+        ("np_cnp_dscp", policy["cnp_dscp"]),
+        ("np_cnp_prio", policy["cnp_priority"]),
+    ):
+        path = os.path.join(cc_params, name)
+        if os.path.isfile(path):
+            knobs.append({"name": f"debugfs_{name}", "path": path, "want": str(want)})
+    if device is not None:
+        path = os.path.join(root, "sys/class/infiniband", device, "tc", str(port), "traffic_class")
+        if os.path.isfile(path):
+            knobs.append({"name": "traffic_class", "path": path, "want": tos})
+        rdma_cm = os.path.join(root, "sys/kernel/config/rdma_cm")
+        if os.path.isdir(rdma_cm):
+            dev_dir = os.path.join(rdma_cm, device)
+            knobs.append({"name": "rdma_cm_device", "path": dev_dir, "want": "present"})
+            path = os.path.join(dev_dir, "ports", str(port), "default_roce_tos")
+            knobs.append({"name": "rdma_cm_default_roce_tos", "path": path, "want": tos})
+    for knob in knobs:
+        knob["kind"] = "mkdir" if knob["want"] == "present" else "write"
+        if knob["kind"] == "mkdir":
+            knob["have"] = "present" if os.path.isdir(knob["path"]) else "absent"
+        else:
+            knob["have"] = knob_value(read_attr(knob["path"]))
+    return knobs
+
+
+def write_knob(knob):
+    """Apply one knob; configfs creates a device group by mkdir."""
+    if knob["kind"] == "mkdir":
+        os.mkdir(knob["path"])
+    else:
+        with open(knob["path"], "w", encoding="utf-8") as handle:
+            handle.write(knob["want"] + "\n")
+
+
+def knob_step(knob):
+    return (
+        {"mkdir": knob["path"]}
+        if knob["kind"] == "mkdir"
+        else {"write": knob["path"], "value": knob["want"]}
+    )
+
+
+def knob_drift(knobs):
+    return [f"{k['name']}: {k['have']} -> {k['want']}" for k in knobs if k["have"] != k["want"]]

@@ -1,0 +1,329 @@
+#!/usr/bin/python
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: roce_qos
+short_description: Apply the lossless RoCE policy to one host netdev (DCB and RoCE knobs)
+description:
+  - Reads the netdev's DCB state with C(mlnx_qos -i IF) (NVIDIA mlnx-tools) or
+    C(dcb -j show) (inbox iproute2), compares it with the fabric policy (trust, DSCP to
+    priority, PFC, ETS) and runs only the commands that fix what differs.
+  - Finds the kernel's RoCE knobs where this kernel has them, never assuming one
+    layout - OFED sysfs C(/sys/class/net/IF/ecn/roce_{rp,np}) (DCQCN enable per
+    priority, CNP DSCP and priority), mainline mlx5 debugfs C(cc_params/np_cnp_*),
+    C(/sys/class/infiniband/DEV/tc/PORT/traffic_class) and configfs
+    C(rdma_cm/DEV/ports/PORT/default_roce_tos) - and writes only values that differ.
+  - A netdev without DCB support (virtio, veth) fails the task, or with
+    I(require_hw=false) is reported as unsupported and left alone.
+  - Returns the commands and writes that re-apply the whole policy from any state
+    (C(boot_steps)), for a boot-time unit.
+  - I(state=gathered) only reads and reports drift; it is the read-back for verification.
+version_added: 0.1.0
+author: rdma-fabric contributors
+options:
+  interface:
+    description: The netdev of a RoCE port.
+    type: str
+    required: true
+  policy:
+    description:
+      - The fabric policy (C(rdma_roce_policy)); unset keys take their defaults and bad
+        keys fail by name (see the C(rdma.fabric.roce_policy) filter for the keys).
+    type: dict
+    default: {}
+  backend:
+    description:
+      - C(auto) uses C(mlnx_qos) when it is installed, else C(dcb).
+    type: str
+    choices: [auto, mlnx_qos, dcb]
+    default: auto
+  require_hw:
+    description:
+      - Fail when the netdev has no DCB support. When false, report it as unsupported
+        (C(supported=false)) with a warning and change nothing.
+    type: bool
+    default: true
+  knobs:
+    description: Also set the sysfs/configfs/debugfs RoCE knobs this kernel exposes.
+    type: bool
+    default: true
+  state:
+    description:
+      - C(present) makes the netdev follow the policy; C(gathered) only reads and
+        reports what differs (C(drift)).
+    type: str
+    choices: [present, gathered]
+    default: present
+  sysfs_root:
+    description:
+      - Directory that holds C(sys/) (sysfs, configfs, debugfs). Tests point it at a
+        tree of their own.
+    type: path
+    default: /
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+notes:
+  - No machine the project tests on has a NIC with DCB; the backends are tested
+    against recorded tool outputs and a documented stand-in for mlnx_qos.
+"""
+
+EXAMPLES = r"""
+- name: Apply the fabric policy to a ConnectX port
+  rdma.fabric.roce_qos:
+    interface: enp27s0f0np0
+    policy: "{{ rdma_roce_policy | default({}) }}"
+
+- name: Report drift without changing anything
+  rdma.fabric.roce_qos:
+    interface: enp27s0f0np0
+    policy: "{{ rdma_roce_policy | default({}) }}"
+    state: gathered
+  register: qos
+
+- name: Skip NICs without DCB (virtio in a lab)
+  rdma.fabric.roce_qos:
+    interface: ens4
+    require_hw: false
+"""
+
+RETURN = r"""
+interface:
+  description: The netdev.
+  returned: always
+  type: str
+  sample: enp27s0f0np0
+device:
+  description: The RDMA device and port behind the netdev, when there is one.
+  returned: always
+  type: dict
+  sample: {name: mlx5_1, port: 1}
+backend:
+  description: The tool that reads and sets DCB state.
+  returned: always
+  type: str
+  sample: mlnx_qos
+supported:
+  description: Whether the netdev supports DCB.
+  returned: always
+  type: bool
+reason:
+  description: Why the netdev is unsupported (the tool's error).
+  returned: when supported is false
+  type: str
+  sample: "Attribute read: Operation not supported"
+drift:
+  description: One line per setting that differs(ed) from the policy; empty when in line.
+  returned: always
+  type: list
+  elements: str
+  sample: ["pfc: 0,0,0,0,0,0,0,0 -> 0,0,0,1,0,0,0,0", "traffic_class: None -> 106"]
+commands:
+  description: The commands run (in check mode, that would run), as argument lists.
+  returned: always
+  type: list
+  elements: list
+  sample: [["mlnx_qos", "-i", "enp27s0f0np0", "--pfc", "0,0,0,1,0,0,0,0"]]
+writes:
+  description: The knob files written (or that would be), with values.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{path: /sys/class/infiniband/mlx5_1/tc/1/traffic_class, before: null, after: "106"}]
+knobs:
+  description: The RoCE knobs this kernel exposes for the netdev, by name, with their values.
+  returned: always
+  type: dict
+  sample: {traffic_class: "106", rdma_cm_default_roce_tos: "106"}
+before:
+  description: DCB state and knobs before the task.
+  returned: always
+  type: dict
+after:
+  description: DCB state and knobs after the task (read back; predicted in check mode).
+  returned: always
+  type: dict
+boot_steps:
+  description:
+    - Every command (C(argv)), directory (C(mkdir)) and write (C(write), C(value))
+      that applies the whole policy from any state; the role's boot unit runs them.
+  returned: always
+  type: list
+  elements: dict
+lldpad_commands:
+  description:
+    - lldptool commands that make lldpad (DCBX) advertise the policy and not accept a
+      peer's; the role runs them when it keeps lldpad (C(roce_host_qos_lldpad=configure)).
+  returned: always
+  type: list
+  elements: list
+policy:
+  description: The filled policy, derived values included.
+  returned: always
+  type: dict
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
+    BACKENDS,
+    boot_commands,
+    desired_qos,
+    find_knobs,
+    knob_drift,
+    knob_step,
+    lldpad_commands,
+    plan,
+    rdma_port_of,
+    state_text,
+    write_knob,
+)
+
+
+def _view(qos, knobs, key):
+    return {"qos": qos, "knobs": {k["name"]: k[key] for k in knobs}}
+
+
+def pick_backend(module):
+    choice = module.params["backend"]
+    names = ["mlnx_qos", "dcb"] if choice == "auto" else [choice]
+    for name in names:
+        binary = module.get_bin_path(name, opt_dirs=["/usr/sbin", "/sbin", "/usr/local/sbin"])
+        if binary:
+            return BACKENDS[name](binary)
+    module.fail_json(
+        msg=f"roce_qos: no {' or '.join(names)} on this host: install mlnx-tools "
+        "(DOCA-OFED/MLNX_OFED) or iproute2 with dcb",
+        interface=module.params["interface"],
+    )
+    return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "interface": {"type": "str", "required": True},
+            "policy": {"type": "dict", "default": {}},
+            "backend": {"type": "str", "default": "auto", "choices": ["auto", "mlnx_qos", "dcb"]},
+            "require_hw": {"type": "bool", "default": True},
+            "knobs": {"type": "bool", "default": True},
+            "state": {"type": "str", "default": "present", "choices": ["present", "gathered"]},
+            "sysfs_root": {"type": "path", "default": "/"},
+        },
+        supports_check_mode=True,
+    )
+    iface, root = module.params["interface"], module.params["sysfs_root"]
+    policy, errors = normalize_policy(module.params["policy"])
+    if errors:
+        module.fail_json(msg="; ".join(errors), errors=errors)
+    result = {
+        "changed": False,
+        "interface": iface,
+        "policy": policy,
+        "supported": False,
+        "drift": [],
+        "commands": [],
+        "writes": [],
+        "knobs": {},
+        "boot_steps": [],
+        "lldpad_commands": lldpad_commands(iface, policy),
+    }
+    if not os.path.isdir(os.path.join(root, "sys/class/net", iface)):
+        module.fail_json(msg=f"roce_qos: {iface} is not a network interface on this host", **result)
+
+    backend = pick_backend(module)
+    result["backend"] = backend.name
+    device, port = rdma_port_of(root, iface)
+    result["device"] = {"name": device, "port": port} if device else None
+
+    def run(argv):
+        return module.run_command(argv)
+
+    current, reason = backend.read(run, iface)
+    if current is None:
+        result["reason"] = reason
+        message = f"{iface} does not support DCB ({backend.name}: {reason})"
+        if module.params["require_hw"]:
+            module.fail_json(
+                msg=f"roce_qos: {message}. A lossless RoCE port needs a DCB-capable NIC; "
+                "set require_hw=false (roce_host_qos_require_hw) to skip such NICs.",
+                **result,
+            )
+        module.warn(f"{message}: skipped, no QoS applied")
+        result["before"] = result["after"] = {}
+        module.exit_json(**result)
+    result["supported"] = True
+
+    desired = desired_qos(policy)
+    _aspects, commands, drift = plan(backend, iface, current, desired)
+    knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
+    stale = [k for k in knobs if k["have"] != k["want"]]
+    drift += knob_drift(knobs)
+    result.update(
+        drift=drift,
+        commands=commands,
+        writes=[{"path": k["path"], "before": k["have"], "after": k["want"]} for k in stale],
+        knobs={k["name"]: k["have"] for k in knobs},
+        before=_view(current, knobs, "have"),
+        boot_steps=[{"argv": argv} for argv in boot_commands(backend, iface, current, desired)]
+        + [knob_step(k) for k in knobs],
+    )
+    if module.params["state"] == "gathered":
+        result["commands"], result["writes"] = [], []
+        result["after"] = result["before"]
+        module.exit_json(**result)
+
+    result["changed"] = bool(commands or stale)
+    after = result["before"]
+    if result["changed"] and not module.check_mode:
+        for argv in commands:
+            rc, out, err = module.run_command(argv)
+            if rc != 0:
+                module.fail_json(msg=f"roce_qos: {' '.join(argv)} failed: {err or out}", **result)
+        for knob in stale:
+            try:
+                write_knob(knob)
+            except OSError as exc:
+                module.fail_json(msg=f"roce_qos: cannot write {knob['path']}: {exc}", **result)
+        current, reason = backend.read(run, iface)
+        if current is None:
+            module.fail_json(
+                msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result
+            )
+        knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
+        after = _view(current, knobs, "have")
+        left = plan(backend, iface, current, desired)[2]
+        left += knob_drift(knobs)
+        if left:
+            module.fail_json(
+                msg=f"roce_qos: {iface} still differs after the change: {left}", **result
+            )
+    elif result["changed"]:
+        predicted = dict(current, **{k: desired[k] for k in ("pfc", "prio_tc", "tc_tsa", "tc_bw")})
+        predicted["dscp2prio"] = {**current["dscp2prio"], **desired["dscp2prio"]}
+        if current.get("trust") is not None:
+            predicted["trust"] = desired["trust"]
+        if current.get("dcbx") is not None:
+            predicted["dcbx"] = "os"
+        after = _view(predicted, knobs, "want")
+    result["after"] = after
+    if module._diff:
+        result["diff"] = {
+            "before_header": f"{iface} ({backend.name})",
+            "after_header": f"{iface} ({backend.name})",
+            "before": state_text(result["before"], sorted(desired["dscp2prio"])),
+            "after": state_text(after, sorted(desired["dscp2prio"])),
+        }
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

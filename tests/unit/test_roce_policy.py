@@ -1,0 +1,149 @@
+"""rdma_roce_policy: defaults, derived values and validation, defined once.
+
+The library checks run in-process; the role checks run the real roce_host_qos role with
+ansible-playbook --check on localhost and prove that a bad policy fails in validation,
+before any task that could change the host, with a message naming the key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
+    DEFAULTS,
+    normalize_policy,
+)
+from conftest import REPO_ROOT
+
+ROLE_DIR = REPO_ROOT / "roles" / "roce_host_qos"
+
+# The bad inputs the issue names, each with the key its error must name.
+BAD = [
+    pytest.param({"roce_priority": 8}, "rdma_roce_policy.roce_priority", id="priority-8"),
+    pytest.param({"roce_dscp": 64}, "rdma_roce_policy.roce_dscp", id="dscp-64"),
+    pytest.param({"cnp_priority": 3}, "rdma_roce_policy.cnp_priority", id="roce-and-cnp-on-3"),
+    pytest.param(
+        {"ets_bandwidth": {0: 40, 3: 50}}, "rdma_roce_policy.ets_bandwidth", id="ets-sums-to-90"
+    ),
+    pytest.param(
+        {"pfc_priorities": [3, 4]}, "rdma_roce_policy.pfc_priorities", id="pfc-without-roce"
+    ),
+]
+
+
+def test_defaults_are_nvidias_lossless_roce():
+    policy, errors = normalize_policy({})
+    assert errors == []
+    assert (policy["roce_priority"], policy["roce_dscp"]) == (3, 26)
+    assert (policy["cnp_priority"], policy["cnp_dscp"]) == (6, 48)
+    assert policy["trust"] == "dscp" and policy["pfc_priorities"] == [3]
+    assert policy["prio_tc"] == [0, 0, 0, 3, 0, 0, 6, 0]
+    assert policy["tc_bw"] == [50, 0, 0, 50, 0, 0, 0, 0]
+    assert policy["tc_tsa"][6] == "strict"
+    assert policy["roce_tos"] == 106  # DSCP 26 << 2 | ECT(0)
+    assert normalize_policy(None)[0] == policy
+
+
+def test_partial_policy_keeps_the_other_defaults():
+    policy, _ = normalize_policy({"roce_dscp": 24, "pfc_watchdog": {"action": "forward"}})
+    assert policy["roce_dscp"] == 24 and policy["roce_tos"] == 98
+    assert policy["cnp_dscp"] == 48
+    assert policy["pfc_watchdog"] == {**DEFAULTS["pfc_watchdog"], "action": "forward"}
+
+
+def test_no_ecn_on_roce_means_no_ect():
+    assert normalize_policy({"ecn_priorities": []})[0]["roce_tos"] == 104
+
+
+def test_filled_policy_round_trips_through_json():
+    policy, _ = normalize_policy({"ets_bandwidth": {"0": 40, "3": 60}})
+    again, errors = normalize_policy(json.loads(json.dumps(policy)))
+    assert errors == [] and again == policy
+
+
+@pytest.mark.parametrize(("bad", "key"), BAD)
+def test_bad_input_names_the_key(bad, key):
+    policy, errors = normalize_policy(bad)
+    assert policy is None
+    assert len(errors) == 1 and errors[0].startswith(key + " "), errors
+
+
+@pytest.mark.parametrize(
+    ("bad", "key"),
+    [
+        ({"roce_prio": 3}, "rdma_roce_policy.roce_prio"),
+        ({"roce_tos": 104}, "rdma_roce_policy.roce_tos"),
+        ({"trust": "l2"}, "rdma_roce_policy.trust"),
+        ({"roce_priority": True}, "rdma_roce_policy.roce_priority"),
+        ({"ecn_priorities": [3, 9]}, "rdma_roce_policy.ecn_priorities[1]"),
+        ({"ets_bandwidth": {0: 50, 6: 50}}, "rdma_roce_policy.ets_bandwidth"),
+        ({"prio_tc": [0, 0, 0]}, "rdma_roce_policy.prio_tc"),
+        ({"ecn_min_threshold_kb": 2000}, "rdma_roce_policy.ecn_min_threshold_kb"),
+        ({"pfc_watchdog": {"action": "panic"}}, "rdma_roce_policy.pfc_watchdog.action"),
+        ({"mtu": 65535}, "rdma_roce_policy.mtu"),
+    ],
+)
+def test_more_bad_input(bad, key):
+    errors = normalize_policy(bad)[1]
+    assert any(e.startswith(key + " ") for e in errors), errors
+
+
+def test_filter_doc_shows_the_library_defaults(run_cli):
+    """The documented defaults are the ones the code applies (one source, checked)."""
+    proc = run_cli("ansible-doc", "-t", "filter", "--json", "rdma.fabric.roce_policy")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)["rdma.fabric.roce_policy"]["doc"]
+    keys = doc["options"]["_input"]["suboptions"]
+    assert set(keys) == set(DEFAULTS)
+    for name, spec in keys.items():
+        want = DEFAULTS[name]
+        if isinstance(want, dict):
+            want = {str(k): v for k, v in want.items()}
+            got = {str(k): v for k, v in (spec.get("default") or {}).items()}
+        else:
+            got = spec.get("default")
+        assert got == want, name
+
+
+# --- the role, for real -----------------------------------------------------------------
+
+PLAY = """\
+- name: Apply roce_host_qos to this machine
+  hosts: localhost
+  connection: local
+  gather_facts: true
+  roles:
+    - role: roce_host_qos
+"""
+TASK_RE = re.compile(r"^TASK \[(?P<name>.*)\] \*+$", re.MULTILINE)
+
+
+def pre_validation_tasks() -> set[str]:
+    names = {"Gathering Facts"}
+    for tasks_file in ("set_vars.yml", "validate.yml"):
+        tasks = yaml.safe_load((ROLE_DIR / "tasks" / tasks_file).read_text())
+        names |= {f"roce_host_qos : {t['name']}" for t in tasks}
+    return names
+
+
+@pytest.mark.parametrize(("bad", "key"), BAD)
+def test_role_fails_before_any_change(run_cli, tmp_path, bad, key):
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(PLAY)
+    proc = run_cli(
+        "ansible-playbook", "-i", "localhost,", "--check", str(playbook),
+        "-e", json.dumps({"rdma_roce_policy": bad}),
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    ran = [m["name"] for m in TASK_RE.finditer(output)]
+    allowed = pre_validation_tasks()
+    late = [t for t in ran if t not in allowed and "Validating arguments" not in t]
+    assert not late, f"tasks ran after validation failed: {late}"
+    assert ran[-1] == "roce_host_qos : Validate rdma_roce_policy", ran
+    failure = next(line for line in output.splitlines() if "FAILED!" in line or "[ERROR]" in line)
+    assert key in output, failure
+    assert re.search(r"changed=0\s", output), output
