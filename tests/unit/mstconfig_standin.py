@@ -124,7 +124,11 @@ class StandinTool:
         command, rest = args[0], args[1:]
         device = self._device(dev) if dev else None
         if device is None:
-            return 1, f"-E- Cannot open Device: {dev}. No such file or directory. MFE_CR_ERROR\n", ""
+            return (
+                1,
+                f"-E- Cannot open Device: {dev}. No such file or directory. MFE_CR_ERROR\n",
+                "",
+            )
         if command in ("q", "query"):
             return self._query(device, flags["-e"])
         if command in ("s", "set"):
@@ -161,10 +165,14 @@ class StandinTool:
         for name, p in device.params.items():
             values = [p.next_boot]
             if extended:
-                values = [p.default, p.current, p.next_boot] if device.has_current else [
-                    p.default,
-                    p.next_boot,
-                ]
+                values = (
+                    [p.default, p.current, p.next_boot]
+                    if device.has_current
+                    else [
+                        p.default,
+                        p.next_boot,
+                    ]
+                )
             star = p.next_boot not in (p.default, p.current)
             lines.append(self._row(name, values, star))
         return 0, "\n".join(lines) + "\n", ""

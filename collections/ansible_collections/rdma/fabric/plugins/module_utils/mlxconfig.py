@@ -30,14 +30,21 @@ from __future__ import annotations
 import re
 
 # Column labels in the order the tools print them.
-COLUMN_LABELS = (("Default", "default"), ("Current", "current"), ("Next Boot", "next_boot"), ("New", "new"))
+COLUMN_LABELS = (
+    ("Default", "default"),
+    ("Current", "current"),
+    ("Next Boot", "next_boot"),
+    ("New", "new"),
+)
 
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[0-9.]+\])?$")
 _ENUM_RE = re.compile(r"^(?P<name>[^()\s]+)\((?P<number>-?[0-9]+)\)$")
 _ARRAY_RE = re.compile(r"^Array\[[0-9]+\.\.[0-9]+\]$")
 _INT_RE = re.compile(r"^(-?[0-9]+|0[xX][0-9a-fA-F]+)$")
 _DEVICE_RE = re.compile(r"^\s*Device #(?P<index>[0-9]+):\s*$")
-_FIELD_RE = re.compile(r"^\s*(?P<key>Device type|Name|Description|Device|PSID|FW Version):\s*(?P<value>.*?)\s*$")
+_FIELD_RE = re.compile(
+    r"^\s*(?P<key>Device type|Name|Description|Device|PSID|FW Version):\s*(?P<value>.*?)\s*$"
+)
 # Lines inside a table that are the tool talking, not rows.
 _MESSAGE_PREFIXES = ("-E-", "-W-", "-I-", "Apply new Configuration", "Applying...", "The '*' shows")
 
@@ -81,8 +88,16 @@ def _indent(line):
 
 
 def _new_device(index):
-    return {"index": index, "type": None, "name": None, "description": None, "device": None,
-            "columns": [], "params": {}, "order": []}
+    return {
+        "index": index,
+        "type": None,
+        "name": None,
+        "description": None,
+        "device": None,
+        "columns": [],
+        "params": {},
+        "order": [],
+    }
 
 
 def parse(text):
@@ -119,7 +134,7 @@ def parse(text):
             if device is None:
                 device = _new_device(0)
                 devices.append(device)
-            device["columns"] = _columns(stripped[len("Configurations:"):]) or ["next_boot"]
+            device["columns"] = _columns(stripped[len("Configurations:") :]) or ["next_boot"]
             table_indent = _indent(line)
             continue
         if table_indent is None:
@@ -149,9 +164,9 @@ def _add_row(device, line, table_indent):
         values = values[1:]
     columns = device["columns"]
     row = {"modified": modified, "read_only": read_only, "complete": len(values) == len(columns)}
-    for key, raw in zip(columns, values):
+    for key, raw in zip(columns, values, strict=False):
         row[key] = raw
-    for key in columns[len(values):]:
+    for key in columns[len(values) :]:
         row[key] = None
     if name not in device["params"]:
         device["order"].append(name)

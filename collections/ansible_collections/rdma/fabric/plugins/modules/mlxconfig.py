@@ -60,7 +60,8 @@ options:
     description: Unlock the advanced PCI parameters such as MAX_ACC_OUT_READ. ADVANCED_PCI_SETTINGS.
     type: raw
   max_acc_out_read:
-    description: Maximum outstanding PCIe read requests (needs advanced_pci_settings). MAX_ACC_OUT_READ.
+    description:
+      - Maximum outstanding PCIe read requests (needs O(advanced_pci_settings)). MAX_ACC_OUT_READ.
     type: raw
   cnp_dscp_p1:
     description: DSCP of the congestion notification packets port 1 sends (RoCE). CNP_DSCP_P1.
@@ -227,7 +228,10 @@ def requested_settings(module):
         if value is None:
             continue
         name = option.upper()
-        if name in wanted and set_argument(wanted[name]) != set_argument(value):
+        if (
+            name in wanted
+            and set_argument(wanted[name]).casefold() != set_argument(value).casefold()
+        ):
             module.fail_json(
                 msg=f"{name} is given twice with different values: {option}={value!r} "
                 f"and settings.{name}={wanted[name]!r}"
@@ -272,7 +276,8 @@ def find_tool(module):
         if path:
             return path
     module.fail_json(
-        msg=f"{' or '.join(names)} not found: install mstflint (mstconfig) or NVIDIA MFT (mlxconfig)"
+        msg=f"{' or '.join(names)} not found: "
+        "install mstflint (mstconfig) or NVIDIA MFT (mlxconfig)"
     )
 
 
@@ -285,7 +290,8 @@ def run_tool(module, argv, what):
         if "Unsupported device" in detail:
             hint = " (mstflint 4.26+ dropped ConnectX-3 and older; try tool=mlxconfig)"
         module.fail_json(
-            msg=f"{os.path.basename(argv[0])} {what} on {module.params['device']} failed: {detail}{hint}",
+            msg=f"{os.path.basename(argv[0])} {what} on {module.params['device']} failed: "
+            f"{detail}{hint}",
             rc=rc,
             stdout=out,
             stderr=err,
@@ -299,7 +305,9 @@ def query(module, tool, target):
     try:
         return parse_query(out)
     except MlxconfigParseError as exc:
-        module.fail_json(msg=f"cannot read the query output for {module.params['device']}: {exc}", stdout=out)
+        module.fail_json(
+            msg=f"cannot read the query output for {module.params['device']}: {exc}", stdout=out
+        )
 
 
 def check_names(module, table, wanted):
