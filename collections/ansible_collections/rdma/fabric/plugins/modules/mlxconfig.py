@@ -17,8 +17,9 @@ description:
     reboots. It returns C(reboot_required) when it set something, or when a requested
     parameter's next-boot value differs from the running one (an earlier change still
     waits for its reboot).
-  - Values are compared by meaning, not spelling. C(ETH), C(eth), C(ETH(2)), C(2) and V(2)
-    are the same link type; C(true), C(True(1)), C(1) and V(true) are the same boolean.
+  - Values are compared by meaning, not spelling. V(ETH), V(eth), V(ETH\(2\)) and V(2)
+    (string or number) are the same link type; V(true), V(yes), V(True\(1\)) and V(1) are
+    the same boolean.
   - A parameter name the device does not report fails, and the message lists the names
     the device does report. Read-only and array parameters cannot be set.
   - Supports check mode (queries, sets nothing) and diff mode (C(NAME=value) lines).
