@@ -79,7 +79,15 @@ def check_run(run_cli, playbook: Path):
     return run
 
 
-def assert_failed_before_any_change(role: str, proc, output: str) -> None:
+def role_check_run(run_cli, tmp_path: Path, role: str):
+    """check_run of a playbook that applies the role to localhost."""
+    playbook = tmp_path / f"{role}.yml"
+    playbook.write_text(play(role))
+    return check_run(run_cli, playbook)
+
+
+def assert_failed_before_any_change(role: str, proc, output: str, absent=()) -> None:
+    """Failed in validation: nothing later ran, nothing changed, no text of `absent` shows."""
     assert proc.returncode != 0, output
     ran = tasks_run(output)
     assert ran, output
@@ -89,3 +97,5 @@ def assert_failed_before_any_change(role: str, proc, output: str) -> None:
     counts = recap(output)
     assert counts["failed"] == 1
     assert counts["changed"] == 0
+    shown = [text for text in absent if text in output]
+    assert not shown, f"ran after validation failed: {shown}"

@@ -15,11 +15,10 @@ from role_play import (
     ROLES_DIR,
     arg_spec_task,
     assert_failed_before_any_change,
-    check_run,
     error_lines,
     handlers_run,
-    play,
     recap,
+    role_check_run,
     tasks_run,
 )
 
@@ -28,14 +27,11 @@ ROLE = "rdma_nic"
 
 @pytest.fixture
 def run_play(run_cli, tmp_path):
-    playbook = tmp_path / f"{ROLE}.yml"
-    playbook.write_text(play(ROLE))
-    return check_run(run_cli, playbook)
+    return role_check_run(run_cli, tmp_path, ROLE)
 
 
 def failed_early(proc, output):
-    assert_failed_before_any_change(ROLE, proc, output)
-    assert "TASK [rdma_nic : Install mstflint" not in output
+    assert_failed_before_any_change(ROLE, proc, output, ("TASK [rdma_nic : Install mstflint",))
 
 
 def message(output: str, word: str) -> str:

@@ -10,11 +10,10 @@ from __future__ import annotations
 import pytest
 from role_play import (
     arg_spec_task,
-    check_run,
     error_lines,
-    play,
     pre_validation,
     recap,
+    role_check_run,
     tasks_run,
 )
 from role_play import assert_failed_before_any_change as _failed_early
@@ -26,15 +25,11 @@ ARG_SPEC_TASK = arg_spec_task(ROLE)
 
 @pytest.fixture
 def run_play(run_cli, tmp_path):
-    playbook = tmp_path / f"{ROLE}.yml"
-    playbook.write_text(play(ROLE))
-    return check_run(run_cli, playbook)
+    return role_check_run(run_cli, tmp_path, ROLE)
 
 
 def assert_failed_before_any_change(proc, output):
-    _failed_early(ROLE, proc, output)
-    assert "Install packages" not in output
-    assert "Look for an installed NVIDIA OFED" not in output
+    _failed_early(ROLE, proc, output, ("Install packages", "Look for an installed NVIDIA OFED"))
 
 
 @pytest.mark.parametrize("provider", ["bogus", "DOCA", "mlnx_ofed"])

@@ -89,10 +89,8 @@ options:
     type: list
     elements: str
     default: []
-  sysfs_root:
-    description: Directory that holds C(sys/). Tests point it at a tree of their own.
-    type: path
-    default: /
+extends_documentation_fragment:
+  - rdma.fabric.sysfs
 attributes:
   check_mode:
     support: full
