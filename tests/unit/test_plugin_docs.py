@@ -93,3 +93,39 @@ def test_roce_host_qos_role_doc_lists_every_option(run_cli):
     spec = yaml.safe_load((ROLES_DIR / "roce_host_qos" / "meta" / "argument_specs.yml").read_text())
     missing = [n for n in spec["argument_specs"]["main"]["options"] if n not in proc.stdout]
     assert not missing, f"ansible-doc does not show {missing}"
+
+
+def test_mlxconfig_module_doc(run_cli):
+    proc = run_cli("ansible-doc", "rdma.fabric.mlxconfig")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "MODULE rdma.fabric.mlxconfig" in out
+    for word in (
+        "device",
+        "link_type_p1",
+        "cnp_802p_prio_p2",
+        "settings",
+        "optional",
+        "check_mode",
+    ):
+        assert word in out, word
+    assert "EXAMPLES" in out and "RETURN VALUES" in out
+    assert "reboot_required" in out
+    assert "[ERROR]" not in proc.stderr and "[WARNING]" not in proc.stderr
+
+
+def test_mlxconfig_doc_json_matches_the_module(run_cli):
+    from ansible_collections.rdma.fabric.plugins.modules import mlxconfig
+
+    proc = run_cli("ansible-doc", "--json", "rdma.fabric.mlxconfig")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)["rdma.fabric.mlxconfig"]
+    options = doc["doc"]["options"]
+    assert set(mlxconfig.NAMED) | {"device", "tool", "settings", "optional", "sysfs_root"} == set(
+        options
+    )
+    assert options["device"]["required"] is True
+    assert options["tool"]["choices"] == ["auto", "mstconfig", "mlxconfig"]
+    assert doc["doc"]["attributes"]["check_mode"]["support"] == "full"
+    assert doc["doc"]["attributes"]["diff_mode"]["support"] == "full"
+    assert {"before", "after", "changes", "reboot_required", "skipped"} <= set(doc["return"])

@@ -7,91 +7,29 @@ collections_path apply.
 
 from __future__ import annotations
 
-import json
-import re
-from pathlib import Path
-
 import pytest
-import yaml
+from role_play import (
+    arg_spec_task,
+    error_lines,
+    pre_validation,
+    recap,
+    role_check_run,
+    tasks_run,
+)
+from role_play import assert_failed_before_any_change as _failed_early
 
-ROLE_DIR = Path(__file__).resolve().parents[2] / "roles" / "rdma_stack"
-
-PLAY = """\
-- name: Apply rdma_stack to this machine
-  hosts: localhost
-  connection: local
-  gather_facts: true
-  roles:
-    - role: rdma_stack
-"""
-
-TASK_RE = re.compile(r"^TASK \[(?P<name>.*)\] \*+$", re.MULTILINE)
-RECAP_RE = re.compile(r"^localhost\s*:\s*(?P<counts>.*)$", re.MULTILINE)
-
-
-def task_names(tasks_file: str) -> set[str]:
-    tasks = yaml.safe_load((ROLE_DIR / "tasks" / tasks_file).read_text())
-    return {f"rdma_stack : {t['name']}" for t in tasks}
-
-
-# What may run before input is known to be good: fact gathering, the argument spec
-# check Ansible inserts, and the role's own read-only set_vars.yml and validate.yml.
-PRE_VALIDATION = {"Gathering Facts"} | task_names("set_vars.yml") | task_names("validate.yml")
-ARG_SPEC_TASK = "rdma_stack : Validating arguments against arg spec 'main'"
-
-
-def tasks_run(output: str) -> list[str]:
-    return [m["name"] for m in TASK_RE.finditer(output)]
-
-
-def recap(output: str) -> dict[str, int]:
-    match = RECAP_RE.search(output)
-    assert match, f"no PLAY RECAP line for localhost in:\n{output}"
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match["counts"])}
+ROLE = "rdma_stack"
+PRE_VALIDATION = pre_validation(ROLE)
+ARG_SPEC_TASK = arg_spec_task(ROLE)
 
 
 @pytest.fixture
-def playbook(tmp_path):
-    path = tmp_path / "rdma_stack.yml"
-    path.write_text(PLAY)
-    return path
-
-
-@pytest.fixture
-def run_play(run_cli, playbook):
-    def run(extra_vars: dict, *args: str):
-        proc = run_cli(
-            "ansible-playbook",
-            "-i",
-            "localhost,",
-            "--check",
-            str(playbook),
-            "-e",
-            json.dumps(extra_vars),
-            *args,
-        )
-        return proc, proc.stdout + proc.stderr
-
-    return run
+def run_play(run_cli, tmp_path):
+    return role_check_run(run_cli, tmp_path, ROLE)
 
 
 def assert_failed_before_any_change(proc, output):
-    assert proc.returncode != 0, output
-    ran = tasks_run(output)
-    assert ran, output
-    late = [
-        name for name in ran if name not in PRE_VALIDATION and not name.startswith(ARG_SPEC_TASK)
-    ]
-    assert not late, f"tasks ran after validation failed: {late}"
-    assert "Install packages" not in output
-    assert "Look for an installed NVIDIA OFED" not in output
-    counts = recap(output)
-    assert counts["failed"] == 1
-    assert counts["changed"] == 0
-
-
-def error_lines(output: str) -> list[str]:
-    return [line for line in output.splitlines() if "[ERROR]" in line or "FAILED!" in line]
+    _failed_early(ROLE, proc, output, ("Install packages", "Look for an installed NVIDIA OFED"))
 
 
 @pytest.mark.parametrize("provider", ["bogus", "DOCA", "mlnx_ofed"])

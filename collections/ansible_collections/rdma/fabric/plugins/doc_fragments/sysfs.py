@@ -1,0 +1,17 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The sysfs_root option of the modules that read the host's /sys."""
+
+from __future__ import annotations
+
+
+class ModuleDocFragment:
+    DOCUMENTATION = r"""
+options:
+  sysfs_root:
+    description:
+      - Directory that holds the host's C(sys/) tree (C(sys/class/infiniband),
+        C(sys/bus/pci)). Tests point it at a tree of their own.
+    type: path
+    default: /
+"""

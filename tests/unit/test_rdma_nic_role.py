@@ -1,0 +1,222 @@
+"""rdma_nic: bad input fails before any change, naming the variable; the reboot request
+reaches rdma_stack's handler once per host, and only under rdma_stack_reboot if_needed.
+
+Everything runs ansible-playbook against localhost (connection local). Input cases run
+the whole role in --check and fail in validation. The reboot cases run only the role's
+reboot.yml with module results written here, next to a STAND-IN rdma_stack role (written
+to a temporary roles directory that comes first on the roles path) whose handler on the
+"rdma_stack reboot" topic only prints: nothing here can reboot this machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+from role_play import (
+    ROLES_DIR,
+    arg_spec_task,
+    assert_failed_before_any_change,
+    error_lines,
+    handlers_run,
+    recap,
+    role_check_run,
+    tasks_run,
+)
+
+ROLE = "rdma_nic"
+
+
+@pytest.fixture
+def run_play(run_cli, tmp_path):
+    return role_check_run(run_cli, tmp_path, ROLE)
+
+
+def failed_early(proc, output):
+    assert_failed_before_any_change(ROLE, proc, output, ("TASK [rdma_nic : Install mstflint",))
+
+
+def message(output: str, word: str) -> str:
+    lines = [line for line in error_lines(output) if word in line]
+    assert lines, output
+    return lines[0]
+
+
+def test_unknown_tool(run_play):
+    proc, output = run_play({"rdma_nic_tool": "flint"})
+    failed_early(proc, output)
+    assert tasks_run(output)[-1].startswith(arg_spec_task(ROLE))
+    line = next(line for line in output.splitlines() if "rdma_nic_tool" in line)
+    assert "mstconfig" in line and "flint" in line
+
+
+def test_link_type_choices_in_the_named_settings(run_play):
+    proc, output = run_play({"rdma_nic_settings": {"LINK_TYPE_P1": "ETHERNET"}})
+    failed_early(proc, output)
+    line = next(line for line in output.splitlines() if "LINK_TYPE_P1" in line)
+    assert "ETHERNET" in line and "ETH" in line
+
+
+def test_misspelled_named_setting_lists_the_names(run_play):
+    proc, output = run_play({"rdma_nic_settings": {"SRIOV_ENABLE": True}})
+    failed_early(proc, output)
+    line = next(line for line in output.splitlines() if "SRIOV_ENABLE" in line)
+    assert "rdma_nic_settings" in line and "SRIOV_EN" in line and "NUM_OF_VFS" in line
+
+
+def test_link_type_in_the_free_form_settings(run_play):
+    proc, output = run_play(
+        {"rdma_nic_device_settings": {"mlx5_3": {"LINK_TYPE_P2": "infiniband"}}}
+    )
+    failed_early(proc, output)
+    assert tasks_run(output)[-1] == "rdma_nic : Validate the link types"
+    line = message(output, "LINK_TYPE_P2")
+    assert "rdma_nic_device_settings.mlx5_3.LINK_TYPE_P2=infiniband" in line
+
+
+@pytest.mark.parametrize(
+    ("extra", "shown"),
+    [
+        ({"rdma_nic_extra_settings": {"ROCE-CC": 1}}, "rdma_nic_extra_settings.ROCE-CC=1"),
+        (
+            {"rdma_nic_extra_settings": {"NUM_OF_VFS": [8]}},
+            "rdma_nic_extra_settings.NUM_OF_VFS=[8]",
+        ),
+    ],
+)
+def test_bad_free_form_entries(run_play, extra, shown):
+    proc, output = run_play(extra)
+    failed_early(proc, output)
+    assert shown in message(output, "rdma_nic_extra_settings")
+
+
+def test_device_settings_must_be_dictionaries(run_play):
+    proc, output = run_play({"rdma_nic_device_settings": {"mlx5_0": "ETH"}})
+    failed_early(proc, output)
+    assert "mlx5_0" in message(output, "rdma_nic_device_settings")
+
+
+def test_cnp_setting_that_disagrees_with_the_policy(run_play):
+    proc, output = run_play(
+        {
+            "rdma_roce_policy": {"cnp_dscp": 46, "cnp_priority": 5},
+            "rdma_nic_settings": {"CNP_DSCP_P1": 46, "CNP_802P_PRIO_P1": 6},
+        }
+    )
+    failed_early(proc, output)
+    line = message(output, "rdma_roce_policy")
+    assert "rdma_nic_settings.CNP_802P_PRIO_P1=6" in line
+    assert "CNP_DSCP_P1" not in line, "the agreeing value must not be reported"
+    assert "cnp_priority=5" in line
+
+
+def test_bad_policy_values(run_play):
+    proc, output = run_play({"rdma_roce_policy": {"cnp_dscp": 64}})
+    failed_early(proc, output)
+    line = message(output, "rdma_roce_policy.cnp_dscp")
+    assert "cnp_dscp=64" in line
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"rdma_roce_policy": {"cnp_dscp": 26, "cnp_priority": 3}},
+        {"rdma_roce_policy": {"cnp_dscp": 26}, "rdma_nic_settings": {"CNP_DSCP_P2": 26}},
+        {"rdma_nic_cnp_from_policy": False, "rdma_nic_settings": {"CNP_DSCP_P1": 24}},
+        {"rdma_nic_settings": {"LINK_TYPE_P1": "IB", "SRIOV_EN": True, "NUM_OF_VFS": 8}},
+        {"rdma_nic_extra_settings": {"LINK_TYPE_P2": 2}},
+        {"rdma_nic_device_settings": {"0000:3b:00.0": {"LINK_TYPE_P1": "eth"}}},
+    ],
+)
+def test_good_input_passes_validation(run_play, extra):
+    proc, output = run_play(extra, "--tags", "rdma_nic-validate")
+    assert proc.returncode == 0, output
+    assert "rdma_nic : Validate that CNP settings agree with rdma_roce_policy" in tasks_run(output)
+    assert recap(output)["failed"] == 0
+
+
+# --- reboot coordination --------------------------------------------------------------
+
+STANDIN_HANDLER = """\
+---
+# Stand-in for rdma_stack's reboot handler: same topic, prints instead of rebooting.
+- name: Reboot for the RDMA stack
+  ansible.builtin.debug:
+    msg: "STAND-IN REBOOT of {{ inventory_hostname }}"
+  listen: rdma_stack reboot
+  when: rdma_stack_reboot == 'if_needed'
+"""
+
+REBOOT_PLAY = """\
+- name: Firmware results that wait for a reboot
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  roles: {roles}
+  tasks:
+    - name: Run rdma_nic's reboot step
+      ansible.builtin.include_role:
+        name: rdma_nic
+        tasks_from: reboot.yml
+      vars:
+        __rdma_nic_targets: [mlx5_0, mlx5_1, mlx5_2]
+        __rdma_nic_results:
+          results:
+            - {{device: mlx5_0, pci_address: "0000:1a:00.0", device_type: ConnectX7,
+               before: {{LINK_TYPE_P1: "IB(1)"}}, after: {{LINK_TYPE_P1: "ETH(2)"}},
+               changes: {{LINK_TYPE_P1: "ETH"}}, skipped: [], reboot_required: true}}
+            - {{device: mlx5_1, pci_address: "0000:1b:00.0", device_type: ConnectX7,
+               before: {{}}, after: {{}}, changes: {{}}, skipped: [], reboot_required: true}}
+            - {{device: mlx5_2, pci_address: "0000:1c:00.0", device_type: ConnectX6DX,
+               before: {{}}, after: {{}}, changes: {{}}, skipped: [], reboot_required: false}}
+    - name: Show rdma_nic_facts
+      ansible.builtin.debug:
+        var: rdma_nic_facts
+"""
+
+
+@pytest.fixture
+def run_reboot(run_cli, tmp_path):
+    handlers = tmp_path / "roles" / "rdma_stack" / "handlers"
+    handlers.mkdir(parents=True)
+    (handlers / "main.yml").write_text(STANDIN_HANDLER)
+    roles_path = f"{tmp_path / 'roles'}:{ROLES_DIR}"
+
+    def run(policy: str | None, with_stack: bool = True):
+        playbook = tmp_path / "reboot.yml"
+        playbook.write_text(REBOOT_PLAY.format(roles="[rdma_stack]" if with_stack else "[]"))
+        extra = [] if policy is None else ["-e", f"rdma_stack_reboot={policy}"]
+        proc = run_cli(
+            "ansible-playbook",
+            "-i",
+            "localhost,",
+            str(playbook),
+            *extra,
+            env={"ANSIBLE_ROLES_PATH": roles_path},
+        )
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 0, output
+        return output
+
+    return run
+
+
+def test_one_reboot_for_several_devices_under_if_needed(run_reboot):
+    output = run_reboot("if_needed")
+    assert handlers_run(output) == ["rdma_stack : Reboot for the RDMA stack"]
+    assert output.count("STAND-IN REBOOT of localhost") == 1
+    assert "firmware settings of mlx5_0, mlx5_1." in output
+    assert '"reboot_required": true' in output
+
+
+def test_policy_never_reports_and_does_not_notify(run_reboot):
+    output = run_reboot("never")
+    assert handlers_run(output) == []
+    assert "needs a reboot for the firmware settings of mlx5_0, mlx5_1" in output
+    assert recap(output)["changed"] == 0
+
+
+def test_without_rdma_stack_in_the_play_the_reboot_is_reported(run_reboot):
+    # No handler listens on the topic here: notifying it would fail the play.
+    output = run_reboot("if_needed", with_stack=False)
+    assert handlers_run(output) == []
+    assert "reboot it yourself" in output
