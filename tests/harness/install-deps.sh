@@ -17,4 +17,4 @@ if [ -n "$missing" ]; then
     apt-get update -q || echo "install-deps: apt-get update reported errors; trying the install anyway" >&2
     apt-get install -y -q --no-install-recommends $missing </dev/null
 fi
-echo "install-deps: ok ($packages)"
+echo "install-deps: ok ($(echo $packages))"
