@@ -455,7 +455,9 @@ def render(policy, switch_os, ports, cable_length, options=None):
     """The configuration for ``switch_os`` (dict for cumulus/sonic, text for eos)."""
     options = options or {}
     if switch_os == "cumulus":
-        return nvue_config(policy, ports, cable_length, options.get("lossless_pool_percent"))
+        percent = options.get("lossless_pool_percent")
+        percent = None if percent in (None, "") else int(percent)
+        return nvue_config(policy, ports, cable_length, percent)
     if switch_os == "sonic":
         return sonic_tables(policy, ports, cable_length)
     if switch_os == "eos":
