@@ -68,9 +68,9 @@ options:
     default: 1.0
   config:
     description:
-      - The desired configuration from the NVUE root, for example
+      - "The desired configuration from the NVUE root, for example
         C({qos: {roce: {mode: lossless}}}); the C(rdma.fabric.roce_switch_config) filter
-        renders the lossless RoCE policy this way.
+        renders the lossless RoCE policy this way."
     type: dict
     required: true
   save:

@@ -25,8 +25,8 @@ author: rdma-fabric contributors
 options:
   config:
     description:
-      - Desired tables - C({TABLE: {KEY: {FIELD: "value"}}}), values as strings as
-        CONFIG_DB holds them; C(null) for a key or field means absent. The
+      - Desired tables, TABLE -> KEY -> FIELD -> value, values as strings as CONFIG_DB
+        holds them; C(null) for a key or field means absent. The
         C(rdma.fabric.roce_switch_config) filter renders the lossless RoCE policy this way.
     type: dict
     required: true
