@@ -118,9 +118,13 @@ def test_client_reports_the_apis_messages(standin):
     nvue = client(standin)
     rev = nvue.create_revision()
     nvue.patch(rev, {"qos": {"roce": {"mode": "lossless"}}})
-    with pytest.raises(NvueError, match=r"is 'invalid': Config invalid at qos.roce.mode: Not supported"):
+    with pytest.raises(
+        NvueError, match=r"is 'invalid': Config invalid at qos.roce.mode: Not supported"
+    ):
         nvue.apply(rev, interval=0.01)
     assert nvue.get("qos") == {"roce": {"mode": "lossy"}}
     assert nvue.get("nothing-here") == {}
     with pytest.raises(NvueError, match="HTTP 401"):
-        NvueClient("127.0.0.1", standin.port, "cumulus", "wrong", scheme="http", use_proxy=False).get("qos")
+        NvueClient(
+            "127.0.0.1", standin.port, "cumulus", "wrong", scheme="http", use_proxy=False
+        ).get("qos")

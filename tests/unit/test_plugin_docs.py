@@ -134,7 +134,10 @@ def test_mlxconfig_doc_json_matches_the_module(run_cli):
 @pytest.mark.parametrize(
     ("name", "returns"),
     [
-        ("rdma.fabric.nvue_config", {"patch", "revision", "before", "after", "applied_unchanged", "saved"}),
+        (
+            "rdma.fabric.nvue_config",
+            {"patch", "revision", "before", "after", "applied_unchanged", "saved"},
+        ),
         ("rdma.fabric.sonic_config_patch", {"patch", "before", "after", "saved"}),
     ],
 )
@@ -155,6 +158,8 @@ def test_switch_filter_and_role_docs(run_cli):
     assert proc.returncode == 0 and "[ERROR]" not in proc.stderr, proc.stderr
     proc = run_cli("ansible-doc", "-t", "role", "roce_switch_qos")
     assert proc.returncode == 0, proc.stderr
-    spec = yaml.safe_load((ROLES_DIR / "roce_switch_qos" / "meta" / "argument_specs.yml").read_text())
+    spec = yaml.safe_load(
+        (ROLES_DIR / "roce_switch_qos" / "meta" / "argument_specs.yml").read_text()
+    )
     missing = [n for n in spec["argument_specs"]["main"]["options"] if n not in proc.stdout]
     assert not missing, f"ansible-doc does not show {missing}"

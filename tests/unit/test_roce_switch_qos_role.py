@@ -61,7 +61,9 @@ def tls(tmp_path_factory):
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
@@ -143,11 +145,16 @@ def test_cumulus_check_then_apply_then_nothing(nvue, tls, tmp_path, play):
     assert recap(out, "leaf1")["changed"] == 1
     [(rev, record)] = standin.revisions.items()
     assert record["state"]["state"] == "applied"
-    assert standin.applied["qos"]["mapping"]["default-global"]["dscp"]["26"] == {"switch-priority": 3}
+    assert standin.applied["qos"]["mapping"]["default-global"]["dscp"]["26"] == {
+        "switch-priority": 3
+    }
     assert standin.applied["interface"]["swp2"]["qos"]["pfc-watchdog"] == {"state": "enable"}
     assert standin.startup == standin.applied, "saved to startup"
     assert standin.applied["system"] == SYSTEM["system"], "other configuration kept"
-    assert "bw-percent" not in standin.applied["qos"]["egress-scheduler"]["default-global"]["traffic-class"]["6"]
+    assert (
+        "bw-percent"
+        not in standin.applied["qos"]["egress-scheduler"]["default-global"]["traffic-class"]["6"]
+    )
     assert want["qos"]["roce"] == standin.applied["qos"]["roce"]
 
     calls = len(standin.log)
@@ -195,7 +202,10 @@ def test_rollout_stops_at_the_first_failure(nvue, tls, tmp_path, play):
     proc, out = play(hosts)
     assert proc.returncode != 0, out
     assert good.log == [], "the next batch must not start after a failure"
-    assert "leaf2" not in re.findall(r"^(\S+)\s*:\s*ok=", out, re.MULTILINE) or recap(out, "leaf2")["ok"] == 0
+    assert (
+        "leaf2" not in re.findall(r"^(\S+)\s*:\s*ok=", out, re.MULTILINE)
+        or recap(out, "leaf2")["ok"] == 0
+    )
 
 
 # --- SONiC: JSON Patch through `config apply-patch` ----------------------------------------
@@ -259,14 +269,24 @@ def test_rendered_writes_what_each_switch_would_get(tmp_path, play):
         tmp_path,
         cumulus={"leaf1": {**local, "roce_switch_qos_ports": ["swp1"]}},
         sonic={"sonic1": {**local, "roce_switch_qos_ports": ["Ethernet0"]}},
-        eos={"spine1": {**local, "roce_switch_qos_ports": ["Ethernet1/1"], "roce_switch_qos_cable_length": 5}},
+        eos={
+            "spine1": {
+                **local,
+                "roce_switch_qos_ports": ["Ethernet1/1"],
+                "roce_switch_qos_cable_length": 5,
+            }
+        },
     )
     args = ("-e", "roce_switch_qos_state=rendered", "-e", f"roce_switch_qos_render_dir={out_dir}")
     proc, out = play(hosts, *args)
     assert proc.returncode == 0, out
     assert sorted(p.name for p in out_dir.iterdir()) == ["leaf1.json", "sonic1.json", "spine1.cfg"]
-    assert json.loads((out_dir / "leaf1.json").read_text()) == render(DEFAULT, "cumulus", ["swp1"], 40)
-    assert json.loads((out_dir / "sonic1.json").read_text()) == render(DEFAULT, "sonic", ["Ethernet0"], 40)
+    assert json.loads((out_dir / "leaf1.json").read_text()) == render(
+        DEFAULT, "cumulus", ["swp1"], 40
+    )
+    assert json.loads((out_dir / "sonic1.json").read_text()) == render(
+        DEFAULT, "sonic", ["Ethernet0"], 40
+    )
     assert (out_dir / "spine1.cfg").read_text() == render(DEFAULT, "eos", ["Ethernet1/1"], 5)
     proc, out = play(hosts, *args)
     assert proc.returncode == 0, out
@@ -295,7 +315,13 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_cli):
     inv = tmp_path / "hosts.yml"
     inv.write_text(
         yaml.safe_dump(
-            {"all": {"children": {"switches": {"hosts": hosts, "vars": {"rdma_switch_os": "cumulus"}}}}}
+            {
+                "all": {
+                    "children": {
+                        "switches": {"hosts": hosts, "vars": {"rdma_switch_os": "cumulus"}}
+                    }
+                }
+            }
         )
     )
     playbook = tmp_path / "bad.yml"

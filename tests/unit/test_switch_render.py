@@ -72,7 +72,10 @@ nv set qos pfc-watchdog robustness 2
 nv set interface swp1 qos pfc-watchdog state enable
 """
 # Leaves that are sets in NVUE's object model: `switch-priority 3` adds member "3".
-SET_LEAVES = {("pfc", "default-global", "switch-priority"), ("traffic-pool", "roce-lossless", "switch-priority")}
+SET_LEAVES = {
+    ("pfc", "default-global", "switch-priority"),
+    ("traffic-pool", "roce-lossless", "switch-priority"),
+}
 
 
 def nv_set_tree(text):
@@ -158,11 +161,20 @@ def test_sonic_tables_use_sonics_own_field_names():
     sample = load("configdb_qos_sample.json")
     tables = sonic_tables(DEFAULT, ["Ethernet0", "Ethernet4"], 40)
     assert set(tables["PORT_QOS_MAP"]["Ethernet0"]) == set(sample["PORT_QOS_MAP"]["Ethernet0"])
-    assert set(tables["WRED_PROFILE"]["RDMA_FABRIC"]) == set(sample["WRED_PROFILE"]["AZURE_LOSSLESS"])
+    assert set(tables["WRED_PROFILE"]["RDMA_FABRIC"]) == set(
+        sample["WRED_PROFILE"]["AZURE_LOSSLESS"]
+    )
     assert tables["WRED_PROFILE"]["RDMA_FABRIC"]["ecn"] == "ecn_all"
     assert set(tables["PFC_WD"]["Ethernet0"]) == set(sample["PFC_WD"]["Ethernet0"])
-    assert tables["PFC_WD"]["Ethernet0"] == {"action": "drop", "detection_time": "200", "restoration_time": "200"}
-    assert {k for k, v in tables["QUEUE"]["Ethernet0|3"].items() if v} == {"scheduler", "wred_profile"}
+    assert tables["PFC_WD"]["Ethernet0"] == {
+        "action": "drop",
+        "detection_time": "200",
+        "restoration_time": "200",
+    }
+    assert {k for k, v in tables["QUEUE"]["Ethernet0|3"].items() if v} == {
+        "scheduler",
+        "wred_profile",
+    }
     port = tables["PORT_QOS_MAP"]["Ethernet0"]
     assert port["pfc_enable"] == "3" and port["pfcwd_sw_enable"] == "3"
     for table in tables.values():
@@ -216,7 +228,9 @@ def test_sonic_watchdog_off_removes_the_rows_and_empty_tables():
     assert {"op": "remove", "path": "/PORT_QOS_MAP/Ethernet0/pfcwd_sw_enable"} in patch
     assert {"op": "remove", "path": "/PFC_WD/Ethernet0"} in patch
     only = {"PFC_WD": {"Ethernet0": {"action": "drop"}}}
-    assert json_patch(only, {"PFC_WD": {"Ethernet0": None}}) == [{"op": "remove", "path": "/PFC_WD"}]
+    assert json_patch(only, {"PFC_WD": {"Ethernet0": None}}) == [
+        {"op": "remove", "path": "/PFC_WD"}
+    ]
 
 
 def test_json_pointer_escapes_and_patch_errors():
@@ -265,7 +279,10 @@ def test_eos_default_policy_has_the_published_lines():
         "random-detect ecn minimum-threshold 150000 bytes maximum-threshold 1500000 bytes "
         "max-mark-probability 100"
     ]
-    timer = "priority-flow-control pause watchdog port timer timeout 0.2 polling-interval auto recovery-time 0.2"
+    timer = (
+        "priority-flow-control pause watchdog port timer timeout 0.2 "
+        "polling-interval auto recovery-time 0.2"
+    )
     assert ("qos profile RDMA_FABRIC_ROCE", timer) in lines
     assert eos_config(DEFAULT, ["Ethernet1"], "uc-tx-queue").count("uc-tx-queue ") == 3
 
@@ -291,12 +308,32 @@ def test_eos_diff_is_what_eos_config_would_send():
 @pytest.mark.parametrize(
     ("changes", "switch_os", "key"),
     [
-        ({"pfc_watchdog": {"action": "forward"}}, "cumulus", "rdma_roce_policy.pfc_watchdog.action"),
+        (
+            {"pfc_watchdog": {"action": "forward"}},
+            "cumulus",
+            "rdma_roce_policy.pfc_watchdog.action",
+        ),
         ({"pfc_watchdog": {"action": "forward"}}, "eos", "rdma_roce_policy.pfc_watchdog.action"),
-        ({"pfc_watchdog": {"detection_time_ms": 50}}, "cumulus", "rdma_roce_policy.pfc_watchdog.detection_time_ms"),
-        ({"pfc_watchdog": {"restoration_time_ms": 5}}, "eos", "rdma_roce_policy.pfc_watchdog.restoration_time_ms"),
-        ({"prio_tc": [0, 0, 0, 4, 3, 0, 6, 0], "ets_bandwidth": {0: 50, 4: 50}}, "sonic", "rdma_roce_policy.prio_tc[3]"),
-        ({"prio_tc": [0, 0, 0, 4, 3, 0, 6, 0], "ets_bandwidth": {0: 50, 4: 50}}, "eos", "rdma_roce_policy.prio_tc[3]"),
+        (
+            {"pfc_watchdog": {"detection_time_ms": 50}},
+            "cumulus",
+            "rdma_roce_policy.pfc_watchdog.detection_time_ms",
+        ),
+        (
+            {"pfc_watchdog": {"restoration_time_ms": 5}},
+            "eos",
+            "rdma_roce_policy.pfc_watchdog.restoration_time_ms",
+        ),
+        (
+            {"prio_tc": [0, 0, 0, 4, 3, 0, 6, 0], "ets_bandwidth": {0: 50, 4: 50}},
+            "sonic",
+            "rdma_roce_policy.prio_tc[3]",
+        ),
+        (
+            {"prio_tc": [0, 0, 0, 4, 3, 0, 6, 0], "ets_bandwidth": {0: 50, 4: 50}},
+            "eos",
+            "rdma_roce_policy.prio_tc[3]",
+        ),
         ({"trust": "pcp"}, "sonic", "rdma_roce_policy.trust"),
     ],
 )

@@ -40,7 +40,9 @@ EXAMPLES = r"""
 
 - name: Also what this switch cannot express
   ansible.builtin.assert:
-    that: rdma_roce_policy | default({}) | rdma.fabric.roce_policy_errors(switch_os=rdma_switch_os) | length == 0
+    that: >-
+      rdma_roce_policy | default({})
+      | rdma.fabric.roce_policy_errors(switch_os=rdma_switch_os) | length == 0
 """
 
 RETURN = r"""

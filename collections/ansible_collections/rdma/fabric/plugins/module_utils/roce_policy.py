@@ -388,8 +388,7 @@ def switch_policy_errors(policy, switch_os):
         if switch_os == "cumulus" and nvue_watchdog_timers(detection) is None:
             check.fail(
                 _name("pfc_watchdog.detection_time_ms"),
-                "must be a polling interval of 100-5000 ms times a robustness of 1-1000 "
-                "on cumulus",
+                "must be a polling interval of 100-5000 ms times a robustness of 1-1000 on cumulus",
                 detection,
             )
         if switch_os == "eos":

@@ -324,7 +324,9 @@ def json_patch(current, desired, cable_key=None):
                         field_ops.append({"op": "remove", "path": _pointer(table, key, field)})
                         remaining.pop(field)
                 elif field not in have_row:
-                    field_ops.append({"op": "add", "path": _pointer(table, key, field), "value": want})
+                    field_ops.append(
+                        {"op": "add", "path": _pointer(table, key, field), "value": want}
+                    )
                     remaining[field] = want
                 elif have != want:
                     field_ops.append(
@@ -416,7 +418,9 @@ def eos_config(policy, ports, tx_queue="tx-queue"):
     ]
     if policy["pfc_priorities"]:
         lines.append("   priority-flow-control on")
-        lines += [f"   priority-flow-control priority {p} no-drop" for p in policy["pfc_priorities"]]
+        lines += [
+            f"   priority-flow-control priority {p} no-drop" for p in policy["pfc_priorities"]
+        ]
         watchdog = policy["pfc_watchdog"]
         if watchdog["enabled"]:
             action = SWITCH_WATCHDOG_ACTIONS["eos"][watchdog["action"]]

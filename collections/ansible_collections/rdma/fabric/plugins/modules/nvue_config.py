@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: nvue_config
-short_description: Make part of a Cumulus Linux switch's configuration match, through the NVUE REST API
+short_description: Make part of a Cumulus Linux configuration match, through the NVUE REST API
 description:
   - Reads the applied configuration under each root key of I(config)
     (C(GET /nvue_v1/KEY?rev=applied&filled=false)) and compares it with I(config). Only
@@ -119,7 +119,7 @@ after:
   returned: always
   type: dict
 applied_unchanged:
-  description: After a failed apply, whether the applied configuration read back equals the one before.
+  description: After a failed apply, whether the applied configuration read back is unchanged.
   returned: failure to apply
   type: bool
 saved:
