@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     normalize_policy,
-    switch_policy_errors,
+    switch_policy,
 )
 
 DOCUMENTATION = r"""
@@ -54,10 +54,9 @@ _value:
 
 
 def roce_policy_errors(policy, switch_os=None):
-    filled, errors = normalize_policy(policy)
-    if errors or switch_os is None:
-        return errors
-    return switch_policy_errors(filled, switch_os)
+    if switch_os is None:
+        return normalize_policy(policy)[1]
+    return switch_policy(policy, switch_os)[1]
 
 
 class FilterModule:

@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
-    normalize_policy,
-    switch_policy_errors,
-)
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import switch_policy
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import render
 
 DOCUMENTATION = r"""
@@ -27,7 +24,7 @@ description:
 positional: _input, switch_os, ports, cable_length
 options:
   _input:
-    description: The C(rdma_roce_policy) dictionary.
+    description: The C(rdma_roce_policy) dictionary (keys as in C(rdma.fabric.roce_policy)).
     type: dict
     required: true
   switch_os:
@@ -66,9 +63,7 @@ _value:
 
 
 def roce_switch_config(policy, switch_os, ports, cable_length, options=None):
-    filled, errors = normalize_policy(policy)
-    if not errors:
-        errors = switch_policy_errors(filled, switch_os)
+    filled, errors = switch_policy(policy, switch_os)
     if errors:
         raise AnsibleFilterError("; ".join(errors))
     return render(filled, switch_os, list(ports), int(cable_length), options or {})

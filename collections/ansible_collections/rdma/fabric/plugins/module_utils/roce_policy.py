@@ -401,3 +401,12 @@ def switch_policy_errors(policy, switch_os):
                         watchdog[key],
                     )
     return check.errors
+
+
+def switch_policy(policy, switch_os):
+    """(filled policy, errors) for a switch: the policy's own checks, then the OS's."""
+    filled, errors = normalize_policy(policy)
+    if errors:
+        return None, errors
+    errors = switch_policy_errors(filled, switch_os)
+    return (None if errors else filled), errors

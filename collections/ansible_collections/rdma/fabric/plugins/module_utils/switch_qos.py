@@ -19,6 +19,7 @@ run against a switch that already follows the policy finds nothing to do.
 from __future__ import annotations
 
 import copy
+import json
 
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     SWITCH_WATCHDOG_ACTIONS,
@@ -186,6 +187,14 @@ def subset(tree, shape):
         if key in tree:
             out[key] = subset(tree[key], sub) if isinstance(sub, dict) and sub else tree[key]
     return out
+
+
+def diff_view(before, after):
+    """Ansible's diff of two configuration views (sorted, indented JSON)."""
+    return {
+        "before": json.dumps(before, indent=2, sort_keys=True) + "\n",
+        "after": json.dumps(after, indent=2, sort_keys=True) + "\n",
+    }
 
 
 # --- SONiC (CONFIG_DB) ------------------------------------------------------------------

@@ -133,6 +133,7 @@ import json
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.nvue import NvueClient, NvueError
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
+    diff_view,
     merge_apply,
     merge_diff,
     subset,
@@ -183,10 +184,7 @@ def main():
     after = subset(merge_apply(current, patch), config)
     result.update(patch=patch, before=before, after=after)
     if module._diff:
-        result["diff"] = {
-            "before": json.dumps(before, indent=2, sort_keys=True) + "\n",
-            "after": json.dumps(after, indent=2, sort_keys=True) + "\n",
-        }
+        result["diff"] = diff_view(before, after)
     if not patch:
         module.exit_json(**result)
     result["changed"] = True

@@ -81,6 +81,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     apply_json_patch,
+    diff_view,
     json_patch,
     tables_view,
 )
@@ -123,10 +124,7 @@ def main():
     result = {"changed": bool(patch), "patch": patch, "before": before, "after": after}
     result["saved"] = False
     if module._diff:
-        result["diff"] = {
-            "before": json.dumps(before, indent=2, sort_keys=True) + "\n",
-            "after": json.dumps(after, indent=2, sort_keys=True) + "\n",
-        }
+        result["diff"] = diff_view(before, after)
     if not patch or module.check_mode:
         module.exit_json(**result)
 
