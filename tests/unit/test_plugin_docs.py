@@ -129,3 +129,37 @@ def test_mlxconfig_doc_json_matches_the_module(run_cli):
     assert doc["doc"]["attributes"]["check_mode"]["support"] == "full"
     assert doc["doc"]["attributes"]["diff_mode"]["support"] == "full"
     assert {"before", "after", "changes", "reboot_required", "skipped"} <= set(doc["return"])
+
+
+@pytest.mark.parametrize(
+    ("name", "returns"),
+    [
+        (
+            "rdma.fabric.nvue_config",
+            {"patch", "revision", "before", "after", "applied_unchanged", "saved"},
+        ),
+        ("rdma.fabric.sonic_config_patch", {"patch", "before", "after", "saved"}),
+    ],
+)
+def test_switch_module_docs(run_cli, name, returns):
+    proc = run_cli("ansible-doc", "--json", name)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)[name]
+    assert doc["doc"]["attributes"]["check_mode"]["support"] == "full"
+    assert set(doc["return"]) == returns
+    assert doc["examples"].strip()
+    if name.endswith("nvue_config"):
+        assert doc["doc"]["options"]["validate_certs"]["default"] is True
+        assert doc["doc"]["options"]["port"]["default"] == 8765
+
+
+def test_switch_filter_and_role_docs(run_cli):
+    proc = run_cli("ansible-doc", "-t", "filter", "rdma.fabric.roce_switch_config")
+    assert proc.returncode == 0 and "[ERROR]" not in proc.stderr, proc.stderr
+    proc = run_cli("ansible-doc", "-t", "role", "roce_switch_qos")
+    assert proc.returncode == 0, proc.stderr
+    spec = yaml.safe_load(
+        (ROLES_DIR / "roce_switch_qos" / "meta" / "argument_specs.yml").read_text()
+    )
+    missing = [n for n in spec["argument_specs"]["main"]["options"] if n not in proc.stdout]
+    assert not missing, f"ansible-doc does not show {missing}"

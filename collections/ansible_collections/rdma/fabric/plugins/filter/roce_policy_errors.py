@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
+    normalize_policy,
+    switch_policy,
+)
 
 DOCUMENTATION = r"""
 ---
@@ -15,12 +18,18 @@ description:
   - Returns one message per bad key of C(rdma_roce_policy), each naming the key
     ("rdma_roce_policy.roce_dscp must be a DSCP value (0-63); got 64"); an empty list
     when the policy is good. Keys and defaults are those of C(rdma.fabric.roce_policy).
+  - With I(switch_os), also what that switch OS cannot express (the roce_switch_qos
+    role's check), for example a PFC watchdog action the OS does not have.
 positional: _input
 options:
   _input:
     description: The C(rdma_roce_policy) dictionary.
     type: dict
     required: true
+  switch_os:
+    description: A switch OS (C(rdma_switch_os)) whose limits apply too; unknown names fail by name.
+    type: str
+    choices: [cumulus, sonic, eos]
 """
 
 EXAMPLES = r"""
@@ -28,6 +37,12 @@ EXAMPLES = r"""
   ansible.builtin.assert:
     that: rdma_roce_policy | default({}) | rdma.fabric.roce_policy_errors | length == 0
     fail_msg: "{{ rdma_roce_policy | default({}) | rdma.fabric.roce_policy_errors | join('; ') }}"
+
+- name: Also what this switch cannot express
+  ansible.builtin.assert:
+    that: >-
+      rdma_roce_policy | default({})
+      | rdma.fabric.roce_policy_errors(switch_os=rdma_switch_os) | length == 0
 """
 
 RETURN = r"""
@@ -38,8 +53,10 @@ _value:
 """
 
 
-def roce_policy_errors(policy):
-    return normalize_policy(policy)[1]
+def roce_policy_errors(policy, switch_os=None):
+    if switch_os is None:
+        return normalize_policy(policy)[1]
+    return switch_policy(policy, switch_os)[1]
 
 
 class FilterModule:

@@ -308,3 +308,105 @@ def policy_or_raise(policy):
     if errors:
         raise PolicyError("invalid rdma_roce_policy:\n" + "\n".join(errors))
     return filled
+
+
+# --- switches ---------------------------------------------------------------------------
+# What a switch OS can express of the policy. The roce_switch_qos role checks the filled
+# policy against it (filter rdma.fabric.roce_policy_errors with switch_os) before it
+# renders or pushes anything; every message names the key and the switch OS.
+
+SWITCH_OS = ("cumulus", "sonic", "eos")
+# Lossless (PFC) priorities a port can have. Cumulus: one lossless priority group per
+# port (Cumulus Linux 5.x Buffer and Queue Management; `roce mode lossless`). SONiC: the
+# default buffer templates (sonic-buildimage qos_config.j2) reserve lossless priority
+# groups for priorities 3 and 4. EOS: PFC on all 8 priorities ("The hardware supports
+# PFC on priorities 0 1 2 3 4 5 6 7", `show priority-flow-control`).
+SWITCH_LOSSLESS_PRIORITIES = {"cumulus": 1, "sonic": 2, "eos": 8}
+# PFC watchdog actions by OS (policy name -> the OS's own word).
+SWITCH_WATCHDOG_ACTIONS = {
+    "cumulus": {"drop": "drop"},
+    "sonic": {"drop": "drop", "forward": "forward", "alert": "alert"},
+    "eos": {"drop": "drop", "alert": "notify-only"},
+}
+# Cumulus: detection = polling-interval (100-5000 ms) x robustness (1-1000).
+NVUE_WATCHDOG_POLL_MS = (100, 5000)
+NVUE_WATCHDOG_ROBUSTNESS = (1, 1000)
+# EOS: watchdog timeout and recovery-time accept 0.01 to 60 seconds.
+EOS_WATCHDOG_MS = (10, 60000)
+
+
+def nvue_watchdog_timers(detection_ms):
+    """(polling-interval ms, robustness) whose product is detection_ms, or None.
+
+    The largest robustness wins (the shortest poll, closest to NVUE's default 100 ms)."""
+    low, high = NVUE_WATCHDOG_POLL_MS
+    for robustness in range(NVUE_WATCHDOG_ROBUSTNESS[1], NVUE_WATCHDOG_ROBUSTNESS[0] - 1, -1):
+        poll, rest = divmod(detection_ms, robustness)
+        if not rest and low <= poll <= high:
+            return poll, robustness
+    return None
+
+
+def switch_policy_errors(policy, switch_os):
+    """Errors for a filled policy (normalize_policy's output) that switch_os cannot express."""
+    if switch_os not in SWITCH_OS:
+        return [f"rdma_switch_os must be one of {', '.join(SWITCH_OS)}; got {switch_os!r}"]
+    check = _Checker()
+    pfc = policy["pfc_priorities"]
+    limit = SWITCH_LOSSLESS_PRIORITIES[switch_os]
+    if len(pfc) > limit:
+        check.fail(
+            _name("pfc_priorities"),
+            f"asks for {len(pfc)} lossless priorities; {switch_os} supports at most {limit}",
+            pfc,
+        )
+    roce = policy["roce_priority"]
+    roce_tc = policy["prio_tc"][roce]
+    if switch_os in ("sonic", "eos") and pfc and roce_tc != roce:
+        check.fail(
+            _name("prio_tc", roce),
+            f"must equal the RoCE priority {roce} on {switch_os}: its PFC priority is the "
+            "traffic class number (SONiC pfc_enable / EOS cos-to-traffic-class map)",
+            roce_tc,
+        )
+    if switch_os == "sonic" and policy["trust"] != "dscp":
+        check.fail(
+            _name("trust"),
+            "must be dscp on sonic (the role renders DSCP_TO_TC_MAP, not DOT1P_TO_TC_MAP)",
+            policy["trust"],
+        )
+    watchdog = policy["pfc_watchdog"]
+    if watchdog["enabled"] and pfc:
+        actions = SWITCH_WATCHDOG_ACTIONS[switch_os]
+        if watchdog["action"] not in actions:
+            check.fail(
+                _name("pfc_watchdog.action"),
+                f"must be one of {', '.join(actions)} on {switch_os}",
+                watchdog["action"],
+            )
+        detection = watchdog["detection_time_ms"]
+        if switch_os == "cumulus" and nvue_watchdog_timers(detection) is None:
+            check.fail(
+                _name("pfc_watchdog.detection_time_ms"),
+                "must be a polling interval of 100-5000 ms times a robustness of 1-1000 on cumulus",
+                detection,
+            )
+        if switch_os == "eos":
+            for key in ("detection_time_ms", "restoration_time_ms"):
+                low, high = EOS_WATCHDOG_MS
+                if not low <= watchdog[key] <= high:
+                    check.fail(
+                        _name("pfc_watchdog." + key),
+                        f"must be {low}-{high} ms on eos (0.01-60 s)",
+                        watchdog[key],
+                    )
+    return check.errors
+
+
+def switch_policy(policy, switch_os):
+    """(filled policy, errors) for a switch: the policy's own checks, then the OS's."""
+    filled, errors = normalize_policy(policy)
+    if errors:
+        return None, errors
+    errors = switch_policy_errors(filled, switch_os)
+    return (None if errors else filled), errors

@@ -1,0 +1,478 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The lossless RoCE policy rendered for switches, and the diffs that push it.
+
+One filled policy (``roce_policy.normalize_policy``) in, one configuration per switch OS
+out:
+
+- Cumulus Linux 5.x: an NVUE object tree (the JSON of ``nv set ...``; the NVUE REST API
+  takes it as a PATCH body at ``/nvue_v1/?rev=ID``);
+- SONiC: CONFIG_DB tables (what ``config apply-patch`` converges CONFIG_DB to);
+- Arista EOS: CLI text (pushed with arista.eos.eos_config).
+
+In the NVUE tree and the CONFIG_DB tables a value of ``None`` means "absent": NVUE's
+PATCH removes a value given as JSON null, and the SONiC patch removes the key. The diff
+helpers below compare a desired tree with the current one under that rule, so a second
+run against a switch that already follows the policy finds nothing to do.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
+    SWITCH_WATCHDOG_ACTIONS,
+    nvue_watchdog_timers,
+)
+
+# Names this role owns on a switch (maps, profiles, schedulers).
+SONIC_NAME = "RDMA_FABRIC"
+EOS_PROFILE = "RDMA_FABRIC_ROCE"
+# SONiC's CABLE_LENGTH table has one key (the buffer template's, "AZURE" on most images).
+SONIC_CABLE_KEY = "AZURE"
+
+
+def _bytes(kb):
+    # The policy's KB are 1000 bytes: Cumulus' RoCE default "150 KB" is 150000 bytes
+    # (`nv show qos roce`: min-threshold 146.48 KB, i.e. KiB).
+    return kb * 1000
+
+
+def _ecn_tcs(policy):
+    return sorted({policy["prio_tc"][p] for p in policy["ecn_priorities"]})
+
+
+def _pfc_tcs(policy):
+    return sorted({policy["prio_tc"][p] for p in policy["pfc_priorities"]})
+
+
+def _watchdog_on(policy):
+    return bool(policy["pfc_watchdog"]["enabled"] and policy["pfc_priorities"])
+
+
+# --- Cumulus Linux (NVUE) ---------------------------------------------------------------
+
+
+def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
+    """The NVUE tree (root keys ``qos`` and ``interface``) for a filled policy.
+
+    ``qos roce mode lossless`` (or lossy without PFC) brings NVIDIA's RoCE defaults the
+    policy has no words for (LLDP application TLV for UDP 4791, the lossless buffer
+    pools per ASIC); every policy value is then set explicitly on top, the way NVIDIA's
+    "Change RoCE Configuration" examples do, so it holds even where the policy departs
+    from those defaults. Sets of priorities name every other member as None (absent).
+    """
+    prio_tc = policy["prio_tc"]
+    pfc = policy["pfc_priorities"]
+
+    def members(chosen):
+        return {str(p): ({} if p in chosen else None) for p in range(8)}
+
+    mapping = {"trust": "l3" if policy["trust"] == "dscp" else "l2"}
+    if policy["trust"] == "dscp":
+        mapping["dscp"] = {
+            str(policy["roce_dscp"]): {"switch-priority": policy["roce_priority"]},
+            str(policy["cnp_dscp"]): {"switch-priority": policy["cnp_priority"]},
+        }
+    scheduler = {}
+    for tc, bandwidth in enumerate(policy["tc_bw"]):
+        if bandwidth:
+            scheduler[str(tc)] = {"mode": "dwrr", "bw-percent": bandwidth}
+        else:
+            scheduler[str(tc)] = {"mode": "strict", "bw-percent": None}
+    ecn = {
+        "ecn": "enable",
+        "min-threshold": _bytes(policy["ecn_min_threshold_kb"]),
+        "max-threshold": _bytes(policy["ecn_max_threshold_kb"]),
+        "probability": policy["ecn_mark_probability"],
+    }
+    qos = {
+        "roce": {"mode": "lossless" if pfc else "lossy"},
+        "mapping": {"default-global": mapping},
+        "egress-queue-mapping": {
+            "default-global": {
+                "switch-priority": {str(sp): {"traffic-class": tc} for sp, tc in enumerate(prio_tc)}
+            }
+        },
+        "egress-scheduler": {"default-global": {"traffic-class": scheduler}},
+        "congestion-control": {
+            "default-global": {"traffic-class": {str(tc): dict(ecn) for tc in _ecn_tcs(policy)}}
+        },
+    }
+    interfaces = {}
+    if pfc:
+        qos["pfc"] = {
+            "default-global": {
+                "switch-priority": members(pfc),
+                "cable-length": cable_length,
+                "rx": "enable",
+                "tx": "enable",
+            }
+        }
+        pool = {"switch-priority": members(pfc)}
+        if lossless_pool_percent is not None:
+            pool["memory-percent"] = lossless_pool_percent
+        qos["traffic-pool"] = {"roce-lossless": pool}
+        if lossless_pool_percent is not None:
+            qos["traffic-pool"]["default-lossy"] = {"memory-percent": 100 - lossless_pool_percent}
+        watchdog = policy["pfc_watchdog"]
+        if watchdog["enabled"]:
+            poll, robustness = nvue_watchdog_timers(watchdog["detection_time_ms"])
+            qos["pfc-watchdog"] = {"polling-interval": poll, "robustness": robustness}
+        state = "enable" if watchdog["enabled"] else "disable"
+        interfaces = {port: {"qos": {"pfc-watchdog": {"state": state}}} for port in ports}
+    config = {"qos": qos}
+    if interfaces:
+        config["interface"] = interfaces
+    return config
+
+
+def _same_scalar(want, have):
+    # NVUE may return numbers as numbers or as strings ("100"), booleans as words.
+    return want == have or str(want) == str(have)
+
+
+def merge_diff(desired, current):
+    """The part of ``desired`` that ``current`` does not already have (None = absent).
+
+    The result is a PATCH body: applied with JSON merge semantics it makes ``current``
+    agree with ``desired``; an empty dict means they already agree.
+    """
+    out = {}
+    current = current if isinstance(current, dict) else {}
+    for key, want in desired.items():
+        have = current.get(key)
+        if want is None:
+            if have is not None:
+                out[key] = None
+        elif isinstance(want, dict):
+            if not want:
+                # {}: a member of a set (switch-priority 3); present is enough.
+                if have is None:
+                    out[key] = {}
+                continue
+            if not isinstance(have, dict):
+                pruned = _prune(want)
+                if pruned is not None:
+                    out[key] = pruned
+                continue
+            sub = merge_diff(want, have)
+            if sub:
+                out[key] = sub
+        elif have is None or not _same_scalar(want, have):
+            out[key] = want
+    return out
+
+
+def merge_apply(current, patch):
+    """``current`` after a merge PATCH (None removes), as NVUE stages it."""
+    out = copy.deepcopy(current) if isinstance(current, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict):
+            out[key] = merge_apply(out.get(key), value)
+        else:
+            out[key] = value
+    return out
+
+
+def subset(tree, shape):
+    """The parts of ``tree`` that ``shape`` names (for before/after views)."""
+    if not isinstance(tree, dict):
+        return tree
+    out = {}
+    for key, sub in shape.items():
+        if key in tree:
+            out[key] = subset(tree[key], sub) if isinstance(sub, dict) and sub else tree[key]
+    return out
+
+
+def diff_view(before, after):
+    """Ansible's diff of two configuration views (sorted, indented JSON)."""
+    return {
+        "before": json.dumps(before, indent=2, sort_keys=True) + "\n",
+        "after": json.dumps(after, indent=2, sort_keys=True) + "\n",
+    }
+
+
+# --- SONiC (CONFIG_DB) ------------------------------------------------------------------
+
+
+def _s(value):
+    return str(value)
+
+
+def sonic_tables(policy, ports, cable_length):
+    """CONFIG_DB tables for a filled policy: maps named RDMA_FABRIC bound to the RoCE
+    ports (not the platform's AZURE map, whose DSCP 26 goes to TC 1), WRED with ECN,
+    schedulers, per-queue bindings, PFC watchdog and cable length. Values are strings."""
+    prio_tc = policy["prio_tc"]
+    pfc_tcs = _pfc_tcs(policy)
+    ecn_tcs = _ecn_tcs(policy)
+    name = SONIC_NAME
+    dscp_to_tc = {_s(d): "0" for d in range(64)}
+    dscp_to_tc[_s(policy["roce_dscp"])] = _s(prio_tc[policy["roce_priority"]])
+    dscp_to_tc[_s(policy["cnp_dscp"])] = _s(prio_tc[policy["cnp_priority"]])
+    identity = {_s(i): _s(i) for i in range(8)}
+    pfc = ",".join(_s(p) for p in policy["pfc_priorities"])
+    watchdog = policy["pfc_watchdog"]
+    wd_on = _watchdog_on(policy)
+    port_map = {
+        "dscp_to_tc_map": name,
+        "tc_to_queue_map": name,
+        "tc_to_pg_map": name,
+        "pfc_to_queue_map": name,
+        "pfc_enable": pfc or None,
+        "pfcwd_sw_enable": pfc if wd_on else None,
+    }
+    wred = {"ecn": "ecn_all"}
+    for color in ("green", "yellow", "red"):
+        wred[f"wred_{color}_enable"] = "true"
+        wred[f"{color}_min_threshold"] = _s(_bytes(policy["ecn_min_threshold_kb"]))
+        wred[f"{color}_max_threshold"] = _s(_bytes(policy["ecn_max_threshold_kb"]))
+        wred[f"{color}_drop_probability"] = _s(policy["ecn_mark_probability"])
+    schedulers = {}
+    for tc, bandwidth in enumerate(policy["tc_bw"]):
+        if bandwidth:
+            schedulers[f"{name}_TC{tc}"] = {"type": "DWRR", "weight": _s(bandwidth)}
+        else:
+            schedulers[f"{name}_TC{tc}"] = {"type": "STRICT", "weight": None}
+    queues = {}
+    for port in ports:
+        for tc in range(8):
+            queues[f"{port}|{tc}"] = {
+                "scheduler": f"{name}_TC{tc}",
+                "wred_profile": name if tc in ecn_tcs else None,
+            }
+    if wd_on:
+        action = SWITCH_WATCHDOG_ACTIONS["sonic"][watchdog["action"]]
+        pfc_wd = {
+            port: {
+                "action": action,
+                "detection_time": _s(watchdog["detection_time_ms"]),
+                "restoration_time": _s(watchdog["restoration_time_ms"]),
+            }
+            for port in ports
+        }
+    else:
+        pfc_wd = dict.fromkeys(ports)
+    return {
+        "DSCP_TO_TC_MAP": {name: dscp_to_tc},
+        "TC_TO_QUEUE_MAP": {name: identity},
+        "TC_TO_PRIORITY_GROUP_MAP": {
+            name: {_s(tc): (_s(tc) if tc in pfc_tcs else "0") for tc in range(8)}
+        },
+        "MAP_PFC_PRIORITY_TO_QUEUE": {name: dict(identity)},
+        "PORT_QOS_MAP": {port: dict(port_map) for port in ports},
+        "WRED_PROFILE": {name: wred},
+        "SCHEDULER": schedulers,
+        "QUEUE": queues,
+        "PFC_WD": pfc_wd,
+        "CABLE_LENGTH": {SONIC_CABLE_KEY: {port: f"{cable_length}m" for port in ports}},
+    }
+
+
+def _pointer(*parts):
+    """An RFC 6901 JSON Pointer from path segments."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _prune(value):
+    """A desired subtree without its absent (None) members; None when nothing is left."""
+    if not isinstance(value, dict) or not value:
+        return value  # a scalar, or {} (a set member: present)
+    out = {}
+    for key, sub in value.items():
+        sub = _prune(sub) if sub is not None else None
+        if sub is not None:
+            out[key] = sub
+    return out or None
+
+
+def json_patch(current, desired, cable_key=None):
+    """RFC 6902 operations that make CONFIG_DB ``current`` agree with ``desired`` tables.
+
+    Tables, keys and fields missing are added, differing fields replaced, fields and keys
+    desired absent (None) removed; a key or table that would be left empty is removed
+    whole (SONiC's config updater refuses empty tables). Nothing else is touched.
+    ``cable_key`` renames the CABLE_LENGTH key to the one CONFIG_DB already has.
+    """
+    desired = copy.deepcopy(desired)
+    if "CABLE_LENGTH" in desired and current.get("CABLE_LENGTH"):
+        key = cable_key or next(iter(current["CABLE_LENGTH"]))
+        desired["CABLE_LENGTH"] = {key: next(iter(desired["CABLE_LENGTH"].values()))}
+    ops = []
+    for table, rows in desired.items():
+        have_table = current.get(table)
+        if not isinstance(have_table, dict):
+            value = _prune(rows)
+            if value is not None:
+                ops.append({"op": "add", "path": _pointer(table), "value": value})
+            continue
+        removed_keys = []
+        table_ops = []
+        for key, fields in rows.items():
+            have_row = have_table.get(key)
+            if fields is None:
+                if have_row is not None:
+                    removed_keys.append(key)
+                continue
+            if not isinstance(have_row, dict):
+                value = _prune(fields)
+                if value is not None:
+                    table_ops.append({"op": "add", "path": _pointer(table, key), "value": value})
+                continue
+            field_ops = []
+            remaining = dict(have_row)
+            for field, want in fields.items():
+                have = have_row.get(field)
+                if want is None:
+                    if field in have_row:
+                        field_ops.append({"op": "remove", "path": _pointer(table, key, field)})
+                        remaining.pop(field)
+                elif field not in have_row:
+                    field_ops.append(
+                        {"op": "add", "path": _pointer(table, key, field), "value": want}
+                    )
+                    remaining[field] = want
+                elif have != want:
+                    field_ops.append(
+                        {"op": "replace", "path": _pointer(table, key, field), "value": want}
+                    )
+            if not remaining:
+                removed_keys.append(key)
+            else:
+                table_ops.extend(field_ops)
+        if removed_keys and not table_ops and set(removed_keys) >= set(have_table):
+            ops.append({"op": "remove", "path": _pointer(table)})
+        else:
+            ops.extend(table_ops)
+            ops.extend({"op": "remove", "path": _pointer(table, key)} for key in removed_keys)
+    return ops
+
+
+class PatchError(ValueError):
+    """An RFC 6902 operation that cannot apply (the path or its parent is missing)."""
+
+
+def _unpointer(path):
+    if not path.startswith("/"):
+        raise PatchError(f"path {path!r} is not a JSON Pointer")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def apply_json_patch(document, patch):
+    """``document`` after RFC 6902 add/replace/remove on objects (what CONFIG_DB holds)."""
+    doc = copy.deepcopy(document)
+    for number, op in enumerate(patch):
+        kind = op.get("op")
+        if kind not in ("add", "replace", "remove") or "path" not in op:
+            raise PatchError(f"operation {number}: unsupported {op!r}")
+        *parents, last = _unpointer(op["path"])
+        target = doc
+        for part in parents:
+            if not isinstance(target, dict) or part not in target:
+                raise PatchError(f"operation {number}: {op['path']}: parent does not exist")
+            target = target[part]
+        if not isinstance(target, dict):
+            raise PatchError(f"operation {number}: {op['path']}: parent is not an object")
+        if kind in ("replace", "remove") and last not in target:
+            raise PatchError(f"operation {number}: {op['path']}: no such member to {kind}")
+        if kind == "remove":
+            del target[last]
+        else:
+            if "value" not in op:
+                raise PatchError(f"operation {number}: {kind} without a value")
+            target[last] = copy.deepcopy(op["value"])
+    return doc
+
+
+def tables_view(configdb, desired):
+    """The rows of ``configdb`` that ``desired`` names (for before/after and diff)."""
+    out = {}
+    for table, rows in desired.items():
+        have = configdb.get(table)
+        if isinstance(have, dict):
+            picked = {key: have[key] for key in rows if key in have}
+            if table == "CABLE_LENGTH":
+                picked = have
+            if picked:
+                out[table] = picked
+    return out
+
+
+# --- Arista EOS (CLI) -------------------------------------------------------------------
+
+
+def _seconds(ms):
+    text = f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+def eos_config(policy, ports, tx_queue="tx-queue"):
+    """EOS CLI lines (3-space nesting, as EOS prints its running-config): global DSCP to
+    traffic-class maps, a qos profile with trust, PFC no-drop, the PFC watchdog, per-queue
+    ETS and ECN, and the profile on each RoCE port (service-profile)."""
+    prio_tc = policy["prio_tc"]
+    roce_tc = prio_tc[policy["roce_priority"]]
+    cnp_tc = prio_tc[policy["cnp_priority"]]
+    lines = [
+        f"qos map dscp {policy['roce_dscp']} to traffic-class {roce_tc}",
+        f"qos map dscp {policy['cnp_dscp']} to traffic-class {cnp_tc}",
+        "!",
+        f"qos profile {EOS_PROFILE}",
+        f"   qos trust {'dscp' if policy['trust'] == 'dscp' else 'cos'}",
+    ]
+    if policy["pfc_priorities"]:
+        lines.append("   priority-flow-control on")
+        lines += [
+            f"   priority-flow-control priority {p} no-drop" for p in policy["pfc_priorities"]
+        ]
+        watchdog = policy["pfc_watchdog"]
+        if watchdog["enabled"]:
+            action = SWITCH_WATCHDOG_ACTIONS["eos"][watchdog["action"]]
+            lines += [
+                "   priority-flow-control pause watchdog",
+                f"   priority-flow-control pause watchdog port action {action}",
+                "   priority-flow-control pause watchdog port timer timeout "
+                f"{_seconds(watchdog['detection_time_ms'])} polling-interval auto "
+                f"recovery-time {_seconds(watchdog['restoration_time_ms'])}",
+            ]
+    ecn_tcs = _ecn_tcs(policy)
+    queues = sorted({tc for tc, bw in enumerate(policy["tc_bw"]) if bw} | set(ecn_tcs) | {cnp_tc})
+    for tc in queues:
+        lines += ["   !", f"   {tx_queue} {tc}"]
+        bandwidth = policy["tc_bw"][tc]
+        if bandwidth:
+            lines += ["      no priority", f"      bandwidth percent {bandwidth}"]
+        else:
+            lines.append("      priority strict")
+        if tc in ecn_tcs:
+            lines.append(
+                "      random-detect ecn minimum-threshold "
+                f"{_bytes(policy['ecn_min_threshold_kb'])} bytes maximum-threshold "
+                f"{_bytes(policy['ecn_max_threshold_kb'])} bytes max-mark-probability "
+                f"{policy['ecn_mark_probability']}"
+            )
+    for port in ports:
+        lines += ["!", f"interface {port}", f"   service-profile {EOS_PROFILE}"]
+    return "\n".join(lines) + "\n"
+
+
+# --- one entry point for the role -------------------------------------------------------
+
+
+def render(policy, switch_os, ports, cable_length, options=None):
+    """The configuration for ``switch_os`` (dict for cumulus/sonic, text for eos)."""
+    options = options or {}
+    if switch_os == "cumulus":
+        percent = options.get("lossless_pool_percent")
+        percent = None if percent in (None, "") else int(percent)
+        return nvue_config(policy, ports, cable_length, percent)
+    if switch_os == "sonic":
+        return sonic_tables(policy, ports, cable_length)
+    if switch_os == "eos":
+        return eos_config(policy, ports, options.get("eos_tx_queue") or "tx-queue")
+    raise ValueError(f"rdma_switch_os must be one of cumulus, sonic, eos; got {switch_os!r}")

@@ -1,0 +1,282 @@
+"""STAND-IN for the Cumulus Linux NVUE REST API: not a switch, no nvued behind it.
+
+No Cumulus switch is reachable where rdma-fabric is tested, so the tests start this
+server on 127.0.0.1 (an ephemeral port, HTTPS with a certificate the test makes, or
+plain HTTP) and point rdma.fabric.nvue_config at it. It follows the revision contract
+NVIDIA documents for Cumulus Linux 5.x (docs "NVUE API" and "Use Cases and
+Recommendations"; request/reply shapes as in their samples):
+
+  POST   /nvue_v1/revision                   new revision, reply {"<id>": {"state": "pending", ...}}
+  PATCH  /nvue_v1/<path>?rev=<id>            stage a subtree into a pending revision; JSON
+                                             null removes; reply: the resulting subtree
+  DELETE /nvue_v1/<path>?rev=<id>            remove a subtree from a pending revision
+  PATCH  /nvue_v1/revision/<id>              {"state": "apply", "auto-prompt": {"ays": "ays_yes"}}
+                                             -> "apply", then (after `apply_polls` reads)
+                                             "applied"; without ays_yes -> "ays_fail";
+                                             a staged config the validator rejects ->
+                                             "invalid" with config_invalid issues, and the
+                                             applied configuration stays as it was
+  GET    /nvue_v1/revision/<id>              the revision's state object
+  PATCH  /nvue_v1/revision/applied           {"state": "save", ...}: startup := applied
+  GET    /nvue_v1/<path>?rev=applied|startup|<id>[&filled=false]
+
+It rejects what breaks the contract: no or wrong basic authentication (401), a body
+that is not JSON or not sent as application/json (400/415), staging without ?rev= or
+into "applied"/"startup" or into a revision that is no longer pending (400), an
+unknown revision or a revision id with its "/" not URL-encoded (404), applying a
+revision twice (400), unknown query parameters (400).
+
+Stand-in specifics (not in NVUE): `id_style` picks numeric ids ("1") or the 5.0-5.5
+changeset ids; `validator(config) -> [(location, reason)]` decides what is invalid;
+`log` records every request; `revisions` every revision. Nothing here validates NVUE's
+real schema: a key NVUE would reject is accepted unless the test's validator rejects it.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import ssl
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, unquote, urlsplit
+
+PREFIX = "/nvue_v1"
+
+
+def _state(name, issues=(), progress=""):
+    issue = {}
+    for index, (location, reason) in enumerate(issues):
+        issue[str(index)] = {
+            "code": "config_invalid",
+            "data": {"location": location, "reason": reason},
+            "message": f"Config invalid at {location}: {reason}",
+            "severity": "error",
+        }
+    return {"state": name, "transition": {"issue": issue, "progress": progress}}
+
+
+def _merge(tree, patch):
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = copy.deepcopy(tree) if isinstance(tree, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge(out.get(key), value)
+    return out
+
+
+class _Reject(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class NvueStandin:
+    def __init__(self, user="cumulus", password="CumulusLinux!", applied=None, id_style="numeric"):
+        self.user, self.password = user, password
+        self.applied = copy.deepcopy(applied or {})
+        self.startup = copy.deepcopy(self.applied)
+        self.id_style = id_style
+        self.validator = lambda config: []
+        self.apply_polls = 1
+        self.revisions = {}
+        self.log = []
+        self._lock = threading.Lock()
+        self._server = None
+
+    # --- server lifecycle ---------------------------------------------------------------
+    def start(self, certfile=None, keyfile=None):
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _serve(self, method):
+                with standin._lock:
+                    code, body = standin.handle(method, self.path, self.headers, self._body())
+                payload = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def _body(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                return self.rfile.read(length) if length else b""
+
+            def do_GET(self):
+                self._serve("GET")
+
+            def do_POST(self):
+                self._serve("POST")
+
+            def do_PATCH(self):
+                self._serve("PATCH")
+
+            def do_DELETE(self):
+                self._serve("DELETE")
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.scheme = "http"
+        if certfile:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(certfile, keyfile)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+            self.scheme = "https"
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self):
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+
+    # --- the contract -------------------------------------------------------------------
+    def _new_id(self):
+        number = len(self.revisions) + 1
+        if self.id_style == "numeric":
+            return str(number)
+        stamp = time.strftime("%Y-%m-%d_%H.%M.%S", time.gmtime())
+        return f"changeset/cumulus/{stamp}_T{number:03d}"
+
+    def _authorized(self, headers):
+        want = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
+        return headers.get("Authorization") == f"Basic {want}"
+
+    def _json(self, headers, raw):
+        if not (headers.get("Content-Type") or "").startswith("application/json"):
+            raise _Reject(415, "Content-Type must be application/json")
+        try:
+            return json.loads(raw or b"null")
+        except ValueError as err:
+            raise _Reject(400, f"body is not JSON: {err}") from err
+
+    def _revision(self, raw_id):
+        if "/" in raw_id:
+            raise _Reject(404, f"no such path: a revision id's '/' must be URL-encoded ({raw_id})")
+        rev = unquote(raw_id)
+        if rev not in self.revisions:
+            raise _Reject(404, f"no such revision {rev!r}")
+        return rev
+
+    def handle(self, method, raw_path, headers, raw_body):
+        url = urlsplit(raw_path)
+        query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        self.log.append((method, url.path, query))
+        try:
+            if not self._authorized(headers):
+                raise _Reject(401, "authentication required")
+            if not url.path.startswith(PREFIX):
+                raise _Reject(404, "not under /nvue_v1")
+            unknown = set(query) - {"rev", "filled"}
+            if unknown or query.get("filled", "false") not in ("true", "false"):
+                raise _Reject(400, f"bad query parameters {query}")
+            rest = url.path[len(PREFIX) :]
+            if rest == "/revision":
+                if method != "POST":
+                    raise _Reject(405, "only POST creates a revision")
+                rev = self._new_id()
+                self.revisions[rev] = {
+                    "state": _state("pending"),
+                    "config": copy.deepcopy(self.applied),
+                    "polls": 0,
+                }
+                return 200, {rev: self.revisions[rev]["state"]}
+            if rest.startswith("/revision/"):
+                return self._revision_call(method, rest[len("/revision/") :], headers, raw_body)
+            parts = [unquote(p) for p in rest.strip("/").split("/") if p]
+            return self._config_call(method, parts, query, headers, raw_body)
+        except _Reject as err:
+            return err.code, {"status": err.code, "title": err.message}
+
+    def _revision_call(self, method, raw_id, headers, raw_body):
+        if raw_id == "applied":
+            if method != "PATCH":
+                raise _Reject(405, "revision/applied takes PATCH (save)")
+            body = self._json(headers, raw_body)
+            if not isinstance(body, dict) or body.get("state") != "save":
+                raise _Reject(400, "revision/applied: only state 'save'")
+            self.startup = copy.deepcopy(self.applied)
+            return 200, _state("save")
+        rev = self._revision(raw_id)
+        record = self.revisions[rev]
+        if method == "GET":
+            if record["state"]["state"] == "apply":
+                record["polls"] += 1
+                if record["polls"] >= self.apply_polls:
+                    self.applied = copy.deepcopy(record["config"])
+                    record["state"] = _state("applied")
+            return 200, record["state"]
+        if method != "PATCH":
+            raise _Reject(405, f"{method} on a revision")
+        body = self._json(headers, raw_body)
+        if not isinstance(body, dict) or body.get("state") != "apply":
+            raise _Reject(400, f"a revision takes state 'apply'; got {body!r}")
+        if record["state"]["state"] != "pending":
+            raise _Reject(400, f"revision {rev} is {record['state']['state']}, not pending")
+        if (body.get("auto-prompt") or {}).get("ays") != "ays_yes":
+            record["state"] = _state("ays_fail", progress="Aborted apply after warnings")
+            record["state"]["transition"]["issue"] = {
+                "0": {
+                    "code": "client_timeout",
+                    "data": {},
+                    "message": "Timeout while waiting for client response",
+                    "severity": "error",
+                }
+            }
+            return 200, _state("apply")
+        issues = self.validator(record["config"])
+        if issues:
+            record["state"] = _state("invalid", issues, "Invalid config")
+        else:
+            record["state"] = _state("apply")
+        return 200, _state("apply")
+
+    def _config_call(self, method, parts, query, headers, raw_body):
+        rev = query.get("rev")
+        if method == "GET":
+            if rev in (None, "applied", "operational"):
+                tree = self.applied
+            elif rev == "startup":
+                tree = self.startup
+            elif rev in self.revisions:
+                tree = self.revisions[rev]["config"]
+            else:
+                raise _Reject(404, f"no such revision {rev!r}")
+            for part in parts:
+                if not isinstance(tree, dict) or part not in tree:
+                    raise _Reject(404, f"{'/'.join(parts)} is not configured")
+                tree = tree[part]
+            return 200, tree
+        if method not in ("PATCH", "DELETE"):
+            raise _Reject(405, f"{method} on configuration")
+        if rev is None:
+            raise _Reject(400, "changes need ?rev=<revision>")
+        if rev not in self.revisions:
+            raise _Reject(400, f"revision {rev!r} cannot be changed")
+        record = self.revisions[rev]
+        if record["state"]["state"] != "pending":
+            raise _Reject(400, f"revision {rev} is {record['state']['state']}, not pending")
+        body = self._json(headers, raw_body)
+        if method == "PATCH" and not isinstance(body, dict):
+            raise _Reject(400, "PATCH takes a JSON object")
+        patch = body if method == "PATCH" else None
+        for part in reversed(parts):
+            patch = {part: patch}
+        if not parts and method == "DELETE":
+            record["config"] = {}
+            return 200, {}
+        record["config"] = _merge(record["config"], patch)
+        tree = record["config"]
+        for part in parts:
+            tree = tree.get(part, {}) if isinstance(tree, dict) else {}
+        return 200, tree if method == "PATCH" and parts else {}

@@ -1,0 +1,130 @@
+"""The NVUE API stand-in keeps the documented contract (so a module that breaks it fails
+its tests), and the client follows it with both revision id styles. In-process, HTTP on
+127.0.0.1 only."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+from ansible_collections.rdma.fabric.plugins.module_utils.nvue import NvueClient, NvueError
+from conftest import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "tests" / "standins"))
+from nvue_api import NvueStandin  # noqa: E402
+
+AUTH = "Basic " + base64.b64encode(b"cumulus:pw").decode()
+
+
+@pytest.fixture
+def standin():
+    server = NvueStandin(password="pw", applied={"qos": {"roce": {"mode": "lossy"}}}).start()
+    yield server
+    server.stop()
+
+
+def call(server, method, path, body=None, auth=AUTH, content_type="application/json"):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{server.port}{path}", data=data, method=method
+    )
+    if auth:
+        request.add_header("Authorization", auth)
+    if content_type and data is not None:
+        request.add_header("Content-Type", content_type)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request) as reply:
+            return reply.status, json.loads(reply.read() or b"null")
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"null")
+
+
+def client(server):
+    return NvueClient("127.0.0.1", server.port, "cumulus", "pw", scheme="http", use_proxy=False)
+
+
+def test_documented_reply_shapes(standin):
+    status, body = call(standin, "POST", "/nvue_v1/revision")
+    assert status == 200 and body == {
+        "1": {"state": "pending", "transition": {"issue": {}, "progress": ""}}
+    }
+    status, body = call(standin, "PATCH", "/nvue_v1/qos/roce?rev=1", {"mode": "lossless"})
+    assert (status, body) == (200, {"mode": "lossless"})
+    apply = {"state": "apply", "auto-prompt": {"ays": "ays_yes"}}
+    assert call(standin, "PATCH", "/nvue_v1/revision/1", apply)[1]["state"] == "apply"
+    assert call(standin, "GET", "/nvue_v1/revision/1")[1]["state"] == "applied"
+    assert call(standin, "GET", "/nvue_v1/qos?rev=applied&filled=false")[1] == {
+        "roce": {"mode": "lossless"}
+    }
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "kwargs", "code"),
+    [
+        ("GET", "/nvue_v1/qos", None, {"auth": None}, 401),
+        ("PATCH", "/nvue_v1/qos", {"roce": {}}, {}, 400),  # no ?rev=
+        ("PATCH", "/nvue_v1/qos?rev=applied", {"roce": {}}, {}, 400),
+        ("PATCH", "/nvue_v1/qos?rev=9", {"roce": {}}, {}, 400),
+        ("GET", "/nvue_v1/revision/9", None, {}, 404),
+        ("GET", "/nvue_v1/qos?rev=applied&bogus=1", None, {}, 400),
+        ("PATCH", "/nvue_v1/revision/applied", {"state": "apply"}, {}, 400),
+        ("DELETE", "/nvue_v1/revision", None, {}, 405),
+    ],
+)
+def test_requests_that_break_the_contract_are_refused(standin, method, path, body, kwargs, code):
+    assert call(standin, method, path, body, **kwargs)[0] == code
+
+
+def test_body_must_be_json_and_revisions_apply_once(standin):
+    call(standin, "POST", "/nvue_v1/revision")
+    assert call(standin, "PATCH", "/nvue_v1/?rev=1", {"a": 1}, content_type="text/plain")[0] == 415
+    apply = {"state": "apply", "auto-prompt": {"ays": "ays_yes"}}
+    assert call(standin, "PATCH", "/nvue_v1/revision/1", apply)[0] == 200
+    assert call(standin, "PATCH", "/nvue_v1/revision/1", apply)[0] == 400
+    assert call(standin, "PATCH", "/nvue_v1/?rev=1", {"a": 1})[0] == 400  # no longer pending
+
+
+def test_apply_without_the_prompt_answer_is_ays_fail(standin):
+    call(standin, "POST", "/nvue_v1/revision")
+    call(standin, "PATCH", "/nvue_v1/revision/1", {"state": "apply"})
+    state = call(standin, "GET", "/nvue_v1/revision/1")[1]
+    assert state["state"] == "ays_fail"
+    assert state["transition"]["issue"]["0"]["code"] == "client_timeout"
+
+
+def test_changeset_ids_must_be_url_encoded():
+    server = NvueStandin(password="pw", id_style="changeset").start()
+    try:
+        [rev] = call(server, "POST", "/nvue_v1/revision")[1]
+        assert rev.startswith("changeset/cumulus/")
+        assert call(server, "GET", f"/nvue_v1/revision/{rev}")[0] == 404
+        assert call(server, "GET", "/nvue_v1/revision/" + rev.replace("/", "%2F"))[0] == 200
+        nvue = client(server)
+        rev2 = nvue.create_revision()
+        nvue.patch(rev2, {"qos": {"roce": {"mode": "lossless"}}})
+        assert nvue.apply(rev2, interval=0.01)["state"] == "applied"
+        assert nvue.get("qos") == {"roce": {"mode": "lossless"}}
+    finally:
+        server.stop()
+
+
+def test_client_reports_the_apis_messages(standin):
+    standin.validator = lambda config: [("qos.roce.mode", "Not supported on this ASIC.")]
+    nvue = client(standin)
+    rev = nvue.create_revision()
+    nvue.patch(rev, {"qos": {"roce": {"mode": "lossless"}}})
+    with pytest.raises(
+        NvueError, match=r"is 'invalid': Config invalid at qos.roce.mode: Not supported"
+    ):
+        nvue.apply(rev, interval=0.01)
+    assert nvue.get("qos") == {"roce": {"mode": "lossy"}}
+    assert nvue.get("nothing-here") == {}
+    with pytest.raises(NvueError, match="HTTP 401"):
+        NvueClient(
+            "127.0.0.1", standin.port, "cumulus", "wrong", scheme="http", use_proxy=False
+        ).get("qos")

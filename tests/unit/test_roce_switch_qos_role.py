@@ -1,0 +1,346 @@
+"""roce_switch_qos, run for real with ansible-playbook (playbooks/roce_fabric.yml), against
+STAND-INS only: no switch is reachable here.
+
+- Cumulus: tests/standins/nvue_api.py, an HTTPS server on 127.0.0.1 with a certificate
+  made here, following NVIDIA's documented NVUE revision contract.
+- SONiC: tests/standins/sonic/{sonic-cfggen,config,show} on PATH, CONFIG_DB in a JSON file.
+- EOS: nothing answers; the rendered state and its files are what is tested (the push is
+  arista.eos.eos_config's; test_switch_render.py checks the diff it would compute).
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
+from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import render
+from conftest import REPO_ROOT
+
+STANDINS = REPO_ROOT / "tests" / "standins"
+sys.path.insert(0, str(STANDINS))
+from nvue_api import NvueStandin  # noqa: E402
+
+PLAYBOOK = str(REPO_ROOT / "playbooks" / "roce_fabric.yml")
+FIXTURES = Path(__file__).parent / "fixtures" / "switch_qos"
+PASSWORD = "CumulusLinux!"
+SYSTEM = {"system": {"build": "Cumulus Linux 5.9.1", "hostname": "leaf1"}}
+DEFAULT, _ = normalize_policy({})
+
+
+def recap(output, host):
+    match = re.search(rf"^{re.escape(host)}\s*:\s*(?P<counts>.*)$", output, re.MULTILINE)
+    assert match, f"no PLAY RECAP line for {host} in:\n{output}"
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match["counts"])}
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1 (its own CA), made with cryptography."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "nvue-standin")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    folder = tmp_path_factory.mktemp("tls")
+    certfile, keyfile = folder / "cert.pem", folder / "key.pem"
+    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    keyfile.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(certfile), str(keyfile)
+
+
+@pytest.fixture
+def nvue(tls):
+    started = []
+
+    def start(applied=None, **kwargs):
+        standin = NvueStandin(password=PASSWORD, applied=applied or SYSTEM, **kwargs)
+        started.append(standin.start(*tls))
+        return standin
+
+    yield start
+    for standin in started:
+        standin.stop()
+
+
+def cumulus_host(standin, tls, **extra):
+    return {
+        "ansible_connection": "local",
+        "ansible_host": "127.0.0.1",
+        "roce_switch_qos_nvue_port": standin.port,
+        "roce_switch_qos_nvue_password": PASSWORD,
+        "roce_switch_qos_ca_path": tls[0],
+        "roce_switch_qos_use_proxy": False,
+        "roce_switch_qos_ports": ["swp1", "swp2"],
+        **extra,
+    }
+
+
+def inventory(tmp_path, cumulus=None, sonic=None, eos=None):
+    groups = {}
+    for os_name, hosts in (("cumulus", cumulus), ("sonic", sonic), ("eos", eos)):
+        if hosts:
+            groups[f"{os_name}_switches"] = {"hosts": hosts, "vars": {"rdma_switch_os": os_name}}
+    path = tmp_path / "hosts.yml"
+    path.write_text(yaml.safe_dump({"all": {"children": {"switches": {"children": groups}}}}))
+    return str(path)
+
+
+@pytest.fixture
+def play(run_cli):
+    def run(hosts_file, *args, env=None):
+        proc = run_cli("ansible-playbook", "-i", hosts_file, PLAYBOOK, *args, env=env, timeout=300)
+        return proc, proc.stdout + proc.stderr
+
+    return run
+
+
+# --- Cumulus: the NVUE revision workflow ------------------------------------------------
+
+
+def test_cumulus_check_then_apply_then_nothing(nvue, tls, tmp_path, play):
+    standin = nvue()
+    hosts = inventory(tmp_path, cumulus={"leaf1": cumulus_host(standin, tls)})
+    want = render(DEFAULT, "cumulus", ["swp1", "swp2"], 40)
+
+    proc, out = play(hosts, "--check", "--diff")
+    assert proc.returncode == 0, out
+    assert recap(out, "leaf1")["changed"] == 1
+    assert standin.revisions == {}, "--check must not create a revision"
+    assert '"switch-priority": 3' in out, "--diff shows the change"
+
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    assert recap(out, "leaf1")["changed"] == 1
+    [(rev, record)] = standin.revisions.items()
+    assert record["state"]["state"] == "applied"
+    assert standin.applied["qos"]["mapping"]["default-global"]["dscp"]["26"] == {
+        "switch-priority": 3
+    }
+    assert standin.applied["interface"]["swp2"]["qos"]["pfc-watchdog"] == {"state": "enable"}
+    assert standin.startup == standin.applied, "saved to startup"
+    assert standin.applied["system"] == SYSTEM["system"], "other configuration kept"
+    assert (
+        "bw-percent"
+        not in standin.applied["qos"]["egress-scheduler"]["default-global"]["traffic-class"]["6"]
+    )
+    assert want["qos"]["roce"] == standin.applied["qos"]["roce"]
+
+    calls = len(standin.log)
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    assert recap(out, "leaf1")["changed"] == 0
+    assert list(standin.revisions) == [rev], "a second run creates no revision"
+    assert all(method == "GET" for method, _, _ in standin.log[calls:])
+
+
+def test_cumulus_apply_error_keeps_the_previous_revision(nvue, tls, tmp_path, play):
+    before = {**SYSTEM, "qos": {"roce": {"mode": "lossy"}}}
+    standin = nvue(applied=before, id_style="changeset")
+    standin.validator = lambda config: [
+        ("qos.pfc.default-global.cable-length", "Cable length exceeds the headroom of this ASIC.")
+    ]
+    hosts = inventory(tmp_path, cumulus={"leaf1": cumulus_host(standin, tls)})
+    proc, out = play(hosts)
+    assert proc.returncode != 0, out
+    assert recap(out, "leaf1")["failed"] == 1
+    assert "Config invalid at qos.pfc.default-global.cable-length" in out
+    assert "the switch keeps its previous configuration" in out
+    [record] = standin.revisions.values()
+    assert record["state"]["state"] == "invalid"
+    assert standin.applied == before and standin.startup == before
+
+
+def test_cumulus_certificate_is_verified_by_default(nvue, tls, tmp_path, play):
+    standin = nvue()
+    host = cumulus_host(standin, tls)
+    del host["roce_switch_qos_ca_path"]
+    proc, out = play(inventory(tmp_path, cumulus={"leaf1": host}))
+    assert proc.returncode != 0, out
+    assert "CERTIFICATE_VERIFY_FAILED" in out or "certificate verify failed" in out, out
+    assert standin.revisions == {}
+
+
+def test_rollout_stops_at_the_first_failure(nvue, tls, tmp_path, play):
+    bad, good = nvue(), nvue()
+    bad.validator = lambda config: [("qos", "rejected by the test")]
+    hosts = inventory(
+        tmp_path,
+        cumulus={"leaf1": cumulus_host(bad, tls), "leaf2": cumulus_host(good, tls)},
+    )
+    proc, out = play(hosts)
+    assert proc.returncode != 0, out
+    assert good.log == [], "the next batch must not start after a failure"
+    assert (
+        "leaf2" not in re.findall(r"^(\S+)\s*:\s*ok=", out, re.MULTILINE)
+        or recap(out, "leaf2")["ok"] == 0
+    )
+
+
+# --- SONiC: JSON Patch through `config apply-patch` ----------------------------------------
+
+
+@pytest.fixture
+def sonic(tmp_path):
+    db = tmp_path / "config_db.json"
+    shutil.copy(FIXTURES / "configdb_qos_sample.json", db)
+    env = {
+        "PATH": f"{STANDINS / 'sonic'}{os.pathsep}{os.environ['PATH']}",
+        "SONIC_STANDIN_DB": str(db),
+    }
+    host = {
+        "ansible_connection": "local",
+        "roce_switch_qos_sonic_become": False,
+        "roce_switch_qos_ports": ["Ethernet0", "Ethernet4"],
+    }
+    return db, env, inventory(tmp_path, sonic={"sonic1": host})
+
+
+def test_sonic_patch_apply_save_and_nothing_the_second_time(sonic, play):
+    db, env, hosts = sonic
+    original = db.read_text()
+    proc, out = play(hosts, "--check", env=env)
+    assert proc.returncode == 0, out
+    assert recap(out, "sonic1")["changed"] == 1
+    assert db.read_text() == original, "--check must not patch CONFIG_DB"
+
+    proc, out = play(hosts, env=env)
+    assert proc.returncode == 0, out
+    assert recap(out, "sonic1")["changed"] == 1
+    configdb = json.loads(db.read_text())
+    assert configdb["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] == "3"
+    assert configdb["DSCP_TO_TC_MAP"]["RDMA_FABRIC"]["26"] == "3"
+    assert configdb["PORT_QOS_MAP"]["Ethernet8"]["pfc_enable"] == "3,4", "other ports untouched"
+    assert Path(str(db) + ".saved").read_text() == db.read_text(), "config save -y ran"
+
+    proc, out = play(hosts, env=env)
+    assert proc.returncode == 0, out
+    assert recap(out, "sonic1")["changed"] == 0
+
+
+def test_sonic_refused_patch_fails_with_the_updaters_message(sonic, play):
+    db, env, hosts = sonic
+    original = db.read_text()
+    proc, out = play(hosts, env={**env, "SONIC_STANDIN_ILLEGAL_TABLES": "WRED_PROFILE"})
+    assert proc.returncode != 0, out
+    assert "Modification of WRED_PROFILE table is illegal" in out
+    assert db.read_text() == original
+    assert not Path(str(db) + ".saved").exists()
+
+
+# --- rendered state and bad input, without connecting -----------------------------------
+
+
+def test_rendered_writes_what_each_switch_would_get(tmp_path, play):
+    out_dir = tmp_path / "rendered"
+    local = {"ansible_connection": "local"}
+    hosts = inventory(
+        tmp_path,
+        cumulus={"leaf1": {**local, "roce_switch_qos_ports": ["swp1"]}},
+        sonic={"sonic1": {**local, "roce_switch_qos_ports": ["Ethernet0"]}},
+        eos={
+            "spine1": {
+                **local,
+                "roce_switch_qos_ports": ["Ethernet1/1"],
+                "roce_switch_qos_cable_length": 5,
+            }
+        },
+    )
+    args = ("-e", "roce_switch_qos_state=rendered", "-e", f"roce_switch_qos_render_dir={out_dir}")
+    proc, out = play(hosts, *args)
+    assert proc.returncode == 0, out
+    assert sorted(p.name for p in out_dir.iterdir()) == ["leaf1.json", "sonic1.json", "spine1.cfg"]
+    assert json.loads((out_dir / "leaf1.json").read_text()) == render(
+        DEFAULT, "cumulus", ["swp1"], 40
+    )
+    assert json.loads((out_dir / "sonic1.json").read_text()) == render(
+        DEFAULT, "sonic", ["Ethernet0"], 40
+    )
+    assert (out_dir / "spine1.cfg").read_text() == render(DEFAULT, "eos", ["Ethernet1/1"], 5)
+    proc, out = play(hosts, *args)
+    assert proc.returncode == 0, out
+    assert all(recap(out, h)["changed"] == 0 for h in ("leaf1", "sonic1", "spine1"))
+
+
+BAD_PLAY = """\
+- name: Every host brings its own bad input
+  hosts: switches
+  gather_facts: false
+  roles:
+    - role: roce_switch_qos
+"""
+
+
+def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_cli):
+    local = {"ansible_connection": "local", "roce_switch_qos_ports": ["swp1"]}
+    hosts = {
+        "bad_os": {**local, "rdma_switch_os": "junos"},
+        "no_ports": {**local, "roce_switch_qos_ports": []},
+        "wrong_port_names": {**local, "roce_switch_qos_ports": ["Ethernet0"]},
+        "two_lossless": {**local, "rdma_roce_policy": {"pfc_priorities": [3, 4]}},
+        "watchdog_forward": {**local, "rdma_roce_policy": {"pfc_watchdog": {"action": "forward"}}},
+        "no_password": dict(local),
+    }
+    inv = tmp_path / "hosts.yml"
+    inv.write_text(
+        yaml.safe_dump(
+            {
+                "all": {
+                    "children": {
+                        "switches": {"hosts": hosts, "vars": {"rdma_switch_os": "cumulus"}}
+                    }
+                }
+            }
+        )
+    )
+    playbook = tmp_path / "bad.yml"
+    playbook.write_text(BAD_PLAY)
+    proc = run_cli("ansible-playbook", "-i", str(inv), str(playbook), "--check", timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    expected = {
+        "bad_os": "rdma_switch_os",
+        "no_ports": "roce_switch_qos_ports must list",
+        "wrong_port_names": "roce_switch_qos_ports must list",
+        "two_lossless": "rdma_roce_policy.pfc_priorities",
+        "watchdog_forward": "rdma_roce_policy.pfc_watchdog.action must be one of drop on cumulus",
+        "no_password": "roce_switch_qos_nvue_password",
+    }
+    for host, words in expected.items():
+        assert recap(out, host)["failed"] == 1, host
+        assert recap(out, host)["changed"] == 0, host
+        failure = [line for line in out.splitlines() if line.startswith(f"fatal: [{host}]")]
+        assert failure and words in failure[0], (host, failure)
+    assert "junos" in out
+    assert "Read the Cumulus release" not in out, "nothing may talk to a switch after bad input"
