@@ -8,10 +8,11 @@ export ANSIBLE_FORCE_COLOR ?= 0
 export PY_COLORS ?= 0
 IMAGES := bookworm trixie
 LAB := $(PYTHON) tests/lab/rdmalab.py
-# The lab runs under TCG emulation: Mitogen makes each module run ~8x cheaper there.
+# The lab runs under TCG emulation: Mitogen makes each module run ~8x cheaper there;
+# its bootstrap on a loaded machine can take longer than the default 10 s timeout.
 # RDMA_LAB_MITOGEN=0 runs the lab with Ansible's own strategy.
 ifneq ($(RDMA_LAB_MITOGEN),0)
-LAB_ANSIBLE_ENV = ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
+LAB_ANSIBLE_ENV = ANSIBLE_TIMEOUT=60 ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
 endif
 
 .PHONY: help deps venv docker images lint unit molecule e2e lab-up lab-down demo test test-fast clean
