@@ -61,3 +61,25 @@ def test_role_doc_json_shows_provider_choices(run_cli):
     provider = doc["entry_points"]["main"]["options"]["rdma_stack_provider"]
     assert provider["choices"] == ["inbox", "doca"]
     assert provider["default"] == "inbox"
+
+
+def test_verify_plugins_docs(run_cli):
+    for kind, name in [
+        ("filter", "rdma.fabric.perftest_parse"),
+        ("filter", "rdma.fabric.pair_rounds"),
+        ("module", "rdma.fabric.perftest_run"),
+        ("module", "rdma.fabric.rdma_health_info"),
+    ]:
+        proc = run_cli("ansible-doc", "-t", kind, "--json", name)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)[name]
+        assert doc["doc"]["description"] and doc["examples"].strip(), name
+        assert "[ERROR]" not in proc.stderr, name
+
+
+def test_rdma_verify_role_doc(run_cli):
+    proc = run_cli("ansible-doc", "-t", "role", "--json", "rdma_verify")
+    assert proc.returncode == 0, proc.stderr
+    options = json.loads(proc.stdout)["rdma_verify"]["entry_points"]["main"]["options"]
+    assert options["rdma_verify_mode"]["choices"] == ["full", "quick"]
+    assert options["rdma_verify_min_fraction"]["default"] == 0.9

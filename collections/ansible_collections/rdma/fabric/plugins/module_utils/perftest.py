@@ -28,7 +28,7 @@ _SETTING = re.compile(
 )
 _ERROR = re.compile(
     r"couldn't|could not|failed|unable|error|not supported|no such|did not detect|"
-    r"invalid|cannot|can't|not found|timed out|no device",
+    r"invalid|cannot|can.t|not found|timed out|no device|state is down",
     re.IGNORECASE,
 )
 # Lines that match _ERROR but are not a failure of the test.
