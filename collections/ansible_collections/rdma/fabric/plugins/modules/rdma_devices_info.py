@@ -16,17 +16,8 @@ description:
   - A host without RDMA devices returns an empty list, not an error.
 version_added: 0.1.0
 author: rdma-fabric contributors
-options:
-  sysfs_root:
-    description:
-      - Directory that holds C(sys/class/infiniband). Tests point it at a tree of their own.
-    type: path
-    default: /
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+extends_documentation_fragment:
+  - rdma.fabric.sysfs
 """
 
 EXAMPLES = r"""

@@ -17,16 +17,8 @@ description:
   - Reads only; never changes the host. Runs in check mode.
 version_added: 0.2.0
 author: rdma-fabric contributors
-options:
-  sysfs_root:
-    description: Directory that holds C(sys/class). Tests point it at a tree of their own.
-    type: path
-    default: /
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+extends_documentation_fragment:
+  - rdma.fabric.sysfs
 """
 
 EXAMPLES = r"""
