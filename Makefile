@@ -8,13 +8,14 @@ export ANSIBLE_FORCE_COLOR ?= 0
 export PY_COLORS ?= 0
 IMAGES := bookworm trixie
 LAB := $(PYTHON) tests/lab/rdmalab.py
-# The lab runs under TCG emulation: Mitogen makes each module run ~8x cheaper there.
+# The lab runs under TCG emulation: Mitogen makes each module run ~8x cheaper there;
+# its bootstrap on a loaded machine can take longer than the default 10 s timeout.
 # RDMA_LAB_MITOGEN=0 runs the lab with Ansible's own strategy.
 ifneq ($(RDMA_LAB_MITOGEN),0)
-LAB_ANSIBLE_ENV = ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
+LAB_ANSIBLE_ENV = ANSIBLE_TIMEOUT=60 ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
 endif
 
-.PHONY: help deps venv docker images lint unit molecule e2e lab-up lab-down demo test test-fast clean
+.PHONY: help deps venv docker images lint unit molecule e2e bench lab-up lab-down demo test test-fast clean
 
 help:
 	@echo "make demo        bring up the Soft-RoCE lab (3 VMs) and run site.yml against it"
@@ -23,7 +24,8 @@ help:
 	@echo "make molecule    Molecule scenarios only (ROLES='rdma_stack' to pick)"
 	@echo "make images      build the Debian base images (cached in $(RDMA_FABRIC_CACHE))"
 	@echo "make lab-up      boot the lab VMs (idempotent); make lab-down stops them"
-	@echo "make e2e         lab end-to-end test: lab up, site.yml twice, real traffic, lab down"
+	@echo "make e2e         lab end-to-end test: lab up, site.yml twice, real traffic, a fault run, lab down"
+	@echo "make bench       pair_rounds for 4,096 hosts; verify.yml's overhead in the lab (lab up)"
 
 deps:
 	tests/harness/install-deps.sh
@@ -70,6 +72,10 @@ demo: lab-up
 
 e2e: venv
 	RDMA_LAB_ANSIBLE_ENV="$(LAB_ANSIBLE_ENV)" tests/harness/run-pytest.sh tests/lab -s
+
+# Not a test: prints figures. The lab must be up with its Soft-RoCE links (make demo).
+bench: venv
+	$(LAB_ANSIBLE_ENV) $(PYTHON) tests/bench/bench_verify.py --run
 
 test-fast: lint unit
 

@@ -1,8 +1,11 @@
 """End to end on the Soft-RoCE lab: real VMs, real rdma_rxe, real perftest.
 
 Phases (each timed, the timings printed): site.yml with the lab down must stop at once
-with one line; lab up (3 VMs); site.yml first run; real ib_write_bw numbers in the
-report; site.yml second run with changed=0 on every host; lab down.
+with one line; lab up (3 VMs); site.yml first run: every pair of the full schedule with
+real ib_write_bw numbers in the report; site.yml second run with changed=0 on every
+host; the fault run: one VM's fabric link down, then playbooks/verify.yml must fail
+after writing a report in which that VM's tests fail with a clear error, the others
+pass and isolation names it; lab down.
 RDMA_LAB_KEEP=1 leaves the lab up afterwards.
 """
 
@@ -62,6 +65,10 @@ def recap(output: str) -> dict[str, dict[str, int]]:
     }
 
 
+def latest_report() -> dict:
+    return json.loads((REPO / "reports" / "latest" / "results.json").read_text())
+
+
 def ansible_playbook(*args: str) -> list[str]:
     return [str(Path(sys.executable).parent / "ansible-playbook"), *args]
 
@@ -91,17 +98,63 @@ def test_lab_end_to_end(lab):
     assert {"lab1", "lab2", "lab3"} <= set(hosts), hosts
     assert all(h["failed"] == 0 and h["unreachable"] == 0 for h in hosts.values()), hosts
 
-    report = json.loads((REPO / "reports" / "latest" / "results.json").read_text())
-    [pair] = report["pairs"]
-    assert pair["passed"] is True, pair
-    assert pair["device"] == "rxe0" and pair["server"] != pair["client"]
-    # Real traffic: a completed run's parsed numbers, not an exit code.
-    assert pair["rows"] and pair["rows"][-1]["iterations"] > 0, pair
-    assert pair["measured_gbps"] > 0, pair
-    print(f"[e2e] ib_write_bw {pair['client']} -> {pair['server']}: {pair['measured_gbps']} Gb/s")
+    report = latest_report()
+    assert report["summary"]["passed"] is True, report["summary"]
+    pairs = [p for p in report["pairs"] if p["phase"] == "main"]
+    # Full mode, 3 hosts: 3 rounds of one pair each, every pair exactly once.
+    assert sorted(tuple(sorted((p["server"], p["client"]))) for p in pairs) == [
+        ("lab1", "lab2"),
+        ("lab1", "lab3"),
+        ("lab2", "lab3"),
+    ]
+    for pair in pairs:
+        assert pair["passed"] is True, pair
+        assert pair["server_device"] == "rxe0" == pair["client_device"]
+        # Real traffic: a completed run's parsed numbers, not an exit code.
+        assert pair["rows"] and pair["rows"][-1]["iterations"] > 0, pair
+        assert pair["measured_gbps"] > 0, pair
+        print(
+            f"[e2e] ib_write_bw {pair['client']} -> {pair['server']}: {pair['measured_gbps']} Gb/s"
+        )
+    assert len({p["port"] for p in pairs}) == 3, "every test has its own TCP port"
+    assert {c["check"] for c in report["checks"]} >= {"port state", "RoCE v2 GID", "active MTU"}
+    files = {p.name for p in (REPO / "reports" / "latest").iterdir()}
+    assert {"results.json", "report.md", "report.html", "junit.xml"} <= files
 
     second = run_timed("site.yml second run", ansible_playbook("site.yml"), 900)
     assert second.returncode == 0, second.stdout[-6000:]
     hosts = recap(second.stdout)
     changed = {name: h["changed"] for name, h in hosts.items() if h["changed"]}
     assert not changed, f"second run changed something: {changed}"
+
+    # The fault: lab3's fabric link goes down before the bandwidth step. Full mode: with
+    # 3 hosts, quick mode's 2 rounds would pair lab3 with both others and leave no
+    # known-good host to isolate against.
+    first_stamp = latest_report()["generated_utc"]
+    down = subprocess.run([*LAB, "ssh", "lab3", "ip link set eth1 down"], cwd=REPO, timeout=120)
+    assert down.returncode == 0
+    fault = run_timed(
+        "fault run (lab3 eth1 down, verify.yml)",
+        ansible_playbook("playbooks/verify.yml"),
+        900,
+    )
+    assert fault.returncode != 0, fault.stdout[-6000:]
+    assert "RDMA verification FAILED" in fault.stdout
+    report = latest_report()
+    assert report["generated_utc"] != first_stamp, "the fault run wrote its own report"
+    assert report["summary"]["bad_hosts"] == ["lab3"], report["isolation"]
+    assert report["isolation"]["verdicts"]["lab3"]["bad"] is True
+    main = [p for p in report["pairs"] if p["phase"] == "main"]
+    assert main, report
+    for pair in main:
+        if "lab3" in (pair["server"], pair["client"]):
+            assert pair["passed"] is False and pair["error"], pair
+            print(f"[e2e] fault: {pair['client']} -> {pair['server']}: {pair['error']}")
+        else:
+            assert pair["passed"] is True, pair
+    retests = [p for p in report["pairs"] if p["phase"] == "isolate"]
+    assert retests and all("lab3" in (p["server"], p["client"]) for p in retests), retests
+    failed_checks = {(c["host"], c["check"]) for c in report["checks"] if not c["ok"]}
+    assert ("lab3", "port state") in failed_checks, failed_checks
+    assert {h for h, _ in failed_checks} == {"lab3"}, failed_checks
+    print(f"[e2e] fault: {report['isolation']['verdicts']['lab3']['verdict']}")

@@ -163,3 +163,25 @@ def test_switch_filter_and_role_docs(run_cli):
     )
     missing = [n for n in spec["argument_specs"]["main"]["options"] if n not in proc.stdout]
     assert not missing, f"ansible-doc does not show {missing}"
+
+
+def test_verify_plugins_docs(run_cli):
+    for kind, name in [
+        ("filter", "rdma.fabric.perftest_parse"),
+        ("filter", "rdma.fabric.pair_rounds"),
+        ("module", "rdma.fabric.perftest_run"),
+        ("module", "rdma.fabric.rdma_health_info"),
+    ]:
+        proc = run_cli("ansible-doc", "-t", kind, "--json", name)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)[name]
+        assert doc["doc"]["description"] and doc["examples"].strip(), name
+        assert "[ERROR]" not in proc.stderr, name
+
+
+def test_rdma_verify_role_doc(run_cli):
+    proc = run_cli("ansible-doc", "-t", "role", "--json", "rdma_verify")
+    assert proc.returncode == 0, proc.stderr
+    options = json.loads(proc.stdout)["rdma_verify"]["entry_points"]["main"]["options"]
+    assert options["rdma_verify_mode"]["choices"] == ["full", "quick"]
+    assert options["rdma_verify_min_fraction"]["default"] == 0.9

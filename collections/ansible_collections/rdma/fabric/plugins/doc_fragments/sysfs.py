@@ -11,7 +11,7 @@ options:
   sysfs_root:
     description:
       - Directory that holds the host's C(sys/) tree (C(sys/class/infiniband),
-        C(sys/bus/pci)). Tests point it at a tree of their own.
+        C(sys/class/net), C(sys/bus/pci)). Tests point it at a tree of their own.
     type: path
     default: /
 """

@@ -1,0 +1,39 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters the rdma_verify role is built from (module_utils/rdma_verify.py holds the logic).
+
+verify_host_health(info, expect)        rdma_health_info result -> checks, rails
+verify_plan(rounds, health, options, phase, first_port_index) -> rounds of tests
+verify_judge(planned rounds, outcomes)  -> one record per test, judged
+verify_isolation(records, health)       -> suspects, known-good hosts, retest rounds
+verify_report(health, records, isolation, options, stamp) -> the results document
+
+Internal to the role: their interfaces may change. The public filters are
+rdma.fabric.perftest_parse and rdma.fabric.pair_rounds.
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify
+
+
+def _wrap(func):
+    def call(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise AnsibleFilterError(f"{func.__name__}: {exc}") from exc
+
+    return call
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            "verify_host_health": _wrap(rdma_verify.host_health),
+            "verify_plan": _wrap(rdma_verify.plan),
+            "verify_judge": _wrap(rdma_verify.judge),
+            "verify_isolation": _wrap(rdma_verify.isolation),
+            "verify_report": _wrap(rdma_verify.report),
+        }

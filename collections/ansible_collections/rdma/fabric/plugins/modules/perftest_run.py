@@ -1,0 +1,383 @@
+#!/usr/bin/python
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: perftest_run
+short_description: Run perftest servers and clients, many at once, each under a timeout
+description:
+  - One call does the work of a loop, every test in O(tests) runs concurrently.
+  - C(action=start) starts each test's server detached (its own session, output to
+    files under O(state_dir)), each wrapped in C(timeout); a leftover server of an
+    earlier run on the same port is killed first. Returns once every server listens
+    on its TCP port (read from C(/proc/net/tcp), never by connecting, as a perftest server
+    takes exactly one client), or has exited, or O(listen_timeout) passed.
+  - C(action=run) runs each test's client concurrently, each wrapped in C(timeout), and
+    waits for all of them. A test whose port is not in O(ready_ports) is not run.
+  - C(action=collect) waits up to O(grace) seconds for each server to finish, kills
+    what is left (the whole process group), and returns the servers' output.
+  - Every returned test carries its exit code, output and the parsed result
+    (C(rdma.fabric.perftest_parse)). A test never makes the task fail; judging is the
+    caller's business. Nothing on the host changes (C(changed) is always false).
+version_added: 0.2.0
+author: rdma-fabric contributors
+options:
+  action:
+    description: Which side to act on.
+    type: str
+    required: true
+    choices: [start, run, collect]
+  tests:
+    description: The tests this host takes part in on this side.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      id:
+        description: A name for the test, returned as is.
+        type: str
+        required: true
+      port:
+        description: The test's TCP port (perftest C(-p)); distinct per test.
+        type: int
+        required: true
+      argv:
+        description: The perftest command line, the same options on both sides.
+        type: list
+        elements: str
+        required: true
+      timeout:
+        description: Seconds before the command is killed.
+        type: int
+        default: 60
+  ready_ports:
+    description: For C(action=run), the ports whose server listens.
+    type: list
+    elements: int
+    default: []
+  listen_timeout:
+    description: For C(action=start), seconds to wait for the servers to listen.
+    type: int
+    default: 30
+  grace:
+    description: For C(action=collect), seconds to wait for a server to finish.
+    type: int
+    default: 10
+  state_dir:
+    description: Where detached servers keep their output until collected.
+    type: path
+    default: /run/rdma-fabric-perftest
+attributes:
+  check_mode:
+    support: full
+    details: Runs the tests in check mode too; they change nothing on the host.
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Start two servers
+  rdma.fabric.perftest_run:
+    action: start
+    tests:
+      - id: a
+        port: 18515
+        argv: [ib_write_bw, -d, rxe0, -x, "1", -p, "18515", -D, "3"]
+        timeout: 90
+  register: started
+
+- name: Run the client of the pair on the other host
+  rdma.fabric.perftest_run:
+    action: run
+    ready_ports: "{{ started.listening }}"
+    tests:
+      - id: a
+        port: 18515
+        argv: [ib_write_bw, -d, rxe0, -x, "1", -p, "18515", -D, "3", 192.0.2.11]
+        timeout: 60
+"""
+
+RETURN = r"""
+tests:
+  description: One entry per test, in the order given.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - id: lab1-lab2-r0
+      port: 18515
+      rc: 0
+      timed_out: false
+      killed: false
+      error: null
+      stdout: "..."
+      stderr: ""
+      result: {ok: true, rows: [{bytes: 65536, bw_average_gbps: 0.0867}]}
+listening:
+  description: For C(action=start), the ports whose server listens.
+  returned: always
+  type: list
+  elements: int
+"""
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
+
+TCP_LISTEN = "0A"
+
+
+def listening_ports():
+    """Local TCP ports in LISTEN state, IPv4 and IPv6."""
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as handle:
+                next(handle, None)
+                for line in handle:
+                    fields = line.split()
+                    if len(fields) > 3 and fields[3] == TCP_LISTEN:
+                        ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+        except OSError:
+            continue
+    return ports
+
+
+def _files(state_dir, port):
+    base = os.path.join(state_dir, f"server-{port}")
+    return {k: f"{base}.{k}" for k in ("pid", "out", "err", "rc")}
+
+
+def _read(path, default=""):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return default
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _kill_group(pid):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pid, sig)
+        except OSError:
+            return
+        for _ in range(20):
+            if not _alive(pid):
+                return
+            time.sleep(0.1)
+
+
+def _cleanup(files):
+    for path in files.values():
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _timeout_argv(test):
+    # --foreground: timeout stays in its caller's process group, so killing the group
+    # of a detached server reaches perftest too.
+    return ["timeout", "--foreground", "-k", "5", str(test["timeout"]), *test["argv"]]
+
+
+def _outcome(test, rc, stdout, stderr, killed=False):
+    timed_out = rc in (124, 137)
+    result = parse_perftest(stdout + "\n" + stderr)
+    error = result["error"]
+    if killed:
+        error = f"killed: still running {test.get('_grace')} s after its client finished" + (
+            f" ({error})" if error and result["errors"] else ""
+        )
+    elif timed_out:
+        error = f"timed out after {test['timeout']} s" + (
+            f" ({error})" if error and result["errors"] else ""
+        )
+    elif rc != 0 and not result["errors"]:
+        error = f"exit code {rc}" + (f": {stderr.strip()[-300:]}" if stderr.strip() else "")
+    return {
+        "id": test["id"],
+        "port": test["port"],
+        "rc": rc,
+        "timed_out": timed_out,
+        "killed": killed,
+        "error": error,
+        "stdout": stdout,
+        "stderr": stderr,
+        "result": result,
+    }
+
+
+def start(module, tests, state_dir):
+    os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    pids = {}
+    for test in tests:
+        files = _files(state_dir, test["port"])
+        stale = _read(files["pid"]).strip()
+        if stale.isdigit() and _alive(int(stale)):
+            _kill_group(int(stale))  # a leftover server of an earlier run
+        _cleanup(files)
+        command = (
+            f"echo $$ > {shlex.quote(files['pid'])}; "
+            f"{shlex.join(_timeout_argv(test))} > {shlex.quote(files['out'])} "
+            f"2> {shlex.quote(files['err'])}; echo $? > {shlex.quote(files['rc'])}"
+        )
+        # setsid -f: its own session and process group, reparented to init (no zombie).
+        subprocess.run(
+            ["setsid", "-f", "sh", "-c", command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+        )
+        pids[test["port"]] = files
+    deadline = time.monotonic() + module.params["listen_timeout"]
+    waiting = {test["port"] for test in tests}
+    while waiting and time.monotonic() < deadline:
+        time.sleep(0.2)
+        waiting -= listening_ports()
+        waiting = {port for port in waiting if not os.path.exists(pids[port]["rc"])}
+    listening = listening_ports()
+    results = []
+    for test in tests:
+        files = pids[test["port"]]
+        if test["port"] in listening:
+            results.append({"id": test["id"], "port": test["port"], "error": None})
+            continue
+        # The server exited (or never listened): report why now; its client will not run.
+        rc_text = _read(files["rc"]).strip()
+        if not rc_text:
+            pid = _read(files["pid"]).strip()
+            if pid.isdigit():
+                _kill_group(int(pid))
+        rc = int(rc_text) if rc_text.isdigit() else -1
+        outcome = _outcome(test, rc, _read(files["out"]), _read(files["err"]))
+        if not rc_text:
+            outcome["error"] = (
+                f"the server did not listen on port {test['port']} within "
+                f"{module.params['listen_timeout']} s"
+            )
+        results.append(outcome)
+        _cleanup(files)
+    return results, sorted(port for port in pids if port in listening)
+
+
+def run(module, tests, state_dir):
+    os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    ready = set(module.params["ready_ports"])
+    running = []
+    results = {}
+    for test in tests:
+        if test["port"] not in ready:
+            results[test["id"]] = {
+                "id": test["id"],
+                "port": test["port"],
+                "rc": None,
+                "error": "not run: its server was not listening",
+                "result": None,
+            }
+            continue
+        base = os.path.join(state_dir, f"client-{test['port']}")
+        out = open(f"{base}.out", "w+", encoding="utf-8")  # noqa: SIM115 closed below
+        err = open(f"{base}.err", "w+", encoding="utf-8")  # noqa: SIM115 closed below
+        proc = subprocess.Popen(
+            _timeout_argv(test), stdin=subprocess.DEVNULL, stdout=out, stderr=err
+        )
+        running.append((test, proc, out, err, base))
+    for test, proc, out, err, base in running:
+        rc = proc.wait()
+        texts = []
+        for handle in (out, err):
+            handle.seek(0)
+            texts.append(handle.read())
+            handle.close()
+        results[test["id"]] = _outcome(test, rc, *texts)
+        _cleanup({"out": f"{base}.out", "err": f"{base}.err"})
+    return [results[test["id"]] for test in tests]
+
+
+def collect(module, tests, state_dir):
+    grace = module.params["grace"]
+    deadline = time.monotonic() + grace
+    results = []
+    for test in tests:
+        files = _files(state_dir, test["port"])
+        while not os.path.exists(files["rc"]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        rc_text = _read(files["rc"]).strip()
+        killed = False
+        if not rc_text:
+            pid = _read(files["pid"]).strip()
+            if pid.isdigit():
+                _kill_group(int(pid))
+            killed = True
+        rc = int(rc_text) if rc_text.isdigit() else -1
+        results.append(
+            _outcome(
+                dict(test, _grace=grace),
+                rc,
+                _read(files["out"]),
+                _read(files["err"]),
+                killed=killed,
+            )
+        )
+        _cleanup(files)
+    return results
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "action": {"type": "str", "required": True, "choices": ["start", "run", "collect"]},
+            "tests": {
+                "type": "list",
+                "elements": "dict",
+                "default": [],
+                "options": {
+                    "id": {"type": "str", "required": True},
+                    "port": {"type": "int", "required": True},
+                    "argv": {"type": "list", "elements": "str", "required": True},
+                    "timeout": {"type": "int", "default": 60},
+                },
+            },
+            "ready_ports": {"type": "list", "elements": "int", "default": []},
+            "listen_timeout": {"type": "int", "default": 30},
+            "grace": {"type": "int", "default": 10},
+            "state_dir": {"type": "path", "default": "/run/rdma-fabric-perftest"},
+        },
+        supports_check_mode=True,
+    )
+    action = module.params["action"]
+    tests = module.params["tests"]
+    ports = [test["port"] for test in tests]
+    if len(ports) != len(set(ports)):
+        module.fail_json(msg=f"perftest_run: every test needs its own port; got {ports}")
+    state_dir = module.params["state_dir"]
+    listening = []
+    if action == "start":
+        results, listening = start(module, tests, state_dir)
+    elif action == "run":
+        results = run(module, tests, state_dir)
+    else:
+        results = collect(module, tests, state_dir)
+    module.exit_json(changed=False, tests=results, listening=listening)
+
+
+if __name__ == "__main__":
+    main()

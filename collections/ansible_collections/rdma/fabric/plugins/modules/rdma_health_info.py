@@ -1,0 +1,142 @@
+#!/usr/bin/python
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: rdma_health_info
+short_description: Gather what a fabric health check needs from one host, in one call
+description:
+  - Every RDMA port (as M(rdma.fabric.rdma_devices_info) reads it from sysfs) with, added,
+    its netdev MTU, its active and maximum MTU (from C(ibv_devinfo)), its port counters
+    (C(/sys/class/infiniband/DEV/ports/N/counters), the counters perfquery reads) and
+    its RoCE v2 IPv4 GID.
+  - The perftest version (C(ib_write_bw --version)), to compare across hosts.
+  - Reads only; never changes the host. Runs in check mode.
+version_added: 0.2.0
+author: rdma-fabric contributors
+extends_documentation_fragment:
+  - rdma.fabric.sysfs
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""
+
+EXAMPLES = r"""
+- name: Gather the health facts of the RDMA ports
+  rdma.fabric.rdma_health_info:
+  register: health
+"""
+
+RETURN = r"""
+ports:
+  description: Every port of every device, sorted by device and port.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - device: rxe0
+      port: 1
+      state: ACTIVE
+      phys_state: LinkUp
+      rate_gbps: 10.0
+      link_layer: Ethernet
+      netdev: eth1
+      netdev_mtu: 1500
+      active_mtu: 1024
+      max_mtu: 4096
+      sm_lid: "0"
+      roce_v2_gid: {index: 1, gid: "0000:0000:0000:0000:0000:ffff:c000:020b", ipv4: 192.0.2.11}
+      counters: {}
+perftest_version:
+  description: What C(ib_write_bw --version) reports, or null when perftest is missing.
+  returned: always
+  type: str
+  sample: "6.15"
+problems:
+  description: Tools that could not run, each as one line.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.ibv_devinfo import parse_ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_version
+from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
+    SYSFS_IB,
+    read_devices,
+    roce_v2_ipv4_gid,
+)
+
+
+def _read_int(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _counters(root, device, port):
+    folder = os.path.join(root, SYSFS_IB, device, "ports", str(port), "counters")
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return None
+    values = {name: _read_int(os.path.join(folder, name)) for name in names}
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={"sysfs_root": {"type": "path", "default": "/"}},
+        supports_check_mode=True,
+    )
+    root = module.params["sysfs_root"]
+    problems = []
+    devinfo = {}
+    ibv_devinfo = module.get_bin_path("ibv_devinfo")
+    if ibv_devinfo:
+        rc, out, err = module.run_command([ibv_devinfo])
+        devinfo = parse_ibv_devinfo(out)
+        if rc != 0 and not devinfo:
+            problems.append(f"ibv_devinfo failed (rc {rc}): {(err or out).strip()}")
+    else:
+        problems.append("ibv_devinfo not found (libibverbs-utils / rdma-core)")
+    version = None
+    perftest = module.get_bin_path("ib_write_bw")
+    if perftest:
+        # perftest exits 1 after printing its version.
+        _, out, err = module.run_command([perftest, "--version"])
+        version = parse_version(out + "\n" + err)
+    else:
+        problems.append("ib_write_bw not found (perftest)")
+    ports = []
+    for device in read_devices(root):
+        for port in device["ports"]:
+            info = devinfo.get(device["name"], {}).get("ports", {}).get(port["port"], {})
+            netdev = port["netdev"]
+            gid = roce_v2_ipv4_gid(port)
+            ports.append(
+                dict(
+                    port,
+                    device=device["name"],
+                    netdev_mtu=_read_int(os.path.join(root, "sys/class/net", netdev or "-", "mtu")),
+                    active_mtu=info.get("active_mtu"),
+                    max_mtu=info.get("max_mtu"),
+                    roce_v2_gid=gid,
+                    counters=_counters(root, device["name"], port["port"]),
+                )
+            )
+    module.exit_json(changed=False, ports=ports, perftest_version=version, problems=problems)
+
+
+if __name__ == "__main__":
+    main()
