@@ -125,7 +125,8 @@ def test_lab_end_to_end(lab):
     assert second.returncode == 0, second.stdout[-6000:]
     hosts = recap(second.stdout)
     changed = {name: h["changed"] for name, h in hosts.items() if h["changed"]}
-    assert not changed, f"second run changed something: {changed}"
+    tasks = re.findall(r"^TASK \[(.+?)\].*\n(?:(?!TASK ).*\n)*?changed: \[", second.stdout, re.M)
+    assert not changed, f"second run changed something: {changed} in tasks {tasks}"
 
     # The fault: lab3's fabric link goes down before the bandwidth step. Full mode: with
     # 3 hosts, quick mode's 2 rounds would pair lab3 with both others and leave no
@@ -158,3 +159,25 @@ def test_lab_end_to_end(lab):
     assert ("lab3", "port state") in failed_checks, failed_checks
     assert {h for h, _ in failed_checks} == {"lab3"}, failed_checks
     print(f"[e2e] fault: {report['isolation']['verdicts']['lab3']['verdict']}")
+
+    # Persistence: reboot lab3 (which also brings its fabric link back). The soft_roce
+    # boot unit must re-create rxe0 on eth1 with no Ansible run.
+    start = time.monotonic()
+    subprocess.run([*LAB, "ssh", "lab3", "systemctl reboot"], cwd=REPO, timeout=60, check=False)
+    time.sleep(10)
+    deadline = start + 600
+    while True:
+        probe = subprocess.run(
+            [*LAB, "ssh", "lab3", "systemctl is-system-running --wait; rdma link show rxe0/1"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if "rxe0/1" in probe.stdout or time.monotonic() > deadline:
+            break
+        time.sleep(5)
+    TIMINGS.append(("reboot lab3, rxe0 back", time.monotonic() - start))
+    print(f"\n[e2e] reboot lab3: {time.monotonic() - start:.0f} s: {probe.stdout.strip()}")
+    assert "netdev eth1" in probe.stdout and "state ACTIVE" in probe.stdout, probe.stdout
