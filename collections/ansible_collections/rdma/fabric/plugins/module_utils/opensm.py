@@ -97,7 +97,12 @@ def parse_opensm_conf(text):
 
 
 def restart_keys(old, new):
-    """Keys whose change needs a restart, sorted; every key when there was no file."""
+    """Keys whose change needs a restart, sorted; every key when there was no file.
+
+    Values compare as the text opensm.conf holds (new values may be int or bool).
+    """
+    old = {k: str(v) for k, v in (old or {}).items()}
+    new = {k: str(v) for k, v in (new or {}).items()}
     keys = set(old) | set(new)
     return sorted(k for k in keys if old.get(k) != new.get(k) and not is_reloadable(k))
 
@@ -142,11 +147,13 @@ def partition_errors(partitions):
             errors.append(f"{where}: name {name} is used twice")
         else:
             seen_names.add(name)
-        pkey = _pkey(part.get("pkey"))
+        raw = part.get("pkey")
+        shown = f"0x{raw:04x}" if isinstance(raw, int) and not isinstance(raw, bool) else repr(raw)
+        pkey = _pkey(raw)
         if pkey is None or not 0x0001 <= pkey <= 0x7FFF:
             errors.append(
                 f"{where}: pkey must be 0x0001-0x7fff (the full-membership bit 0x8000 is "
-                f"set by the membership, not in the pkey); got {part.get('pkey')!r}"
+                f"set by the membership, not in the pkey); got {shown}"
             )
         elif pkey in seen_pkeys:
             errors.append(
@@ -230,7 +237,7 @@ def partition_line(record):
 
 
 def expected_pkeys(records, port_guid, master_guid=None, node_type="CA"):
-    """{pkey: full?} the SM should put in the P_Key table of `port_guid`.
+    """P_Key table entries the SM should give `port_guid`, sorted: pkey | 0x8000 for full.
 
     SELF is the master SM's port. Membership: the member's own, else the partition's
     defmember, else limited (OpenSM's default). "both" counts as full.
@@ -249,4 +256,4 @@ def expected_pkeys(records, port_guid, master_guid=None, node_type="CA"):
                 membership = member["membership"] or record["defmember"] or "limited"
                 full = membership in ("full", "both")
                 wanted[record["pkey"]] = wanted.get(record["pkey"], False) or full
-    return wanted
+    return sorted(pkey | 0x8000 if full else pkey for pkey, full in wanted.items())
