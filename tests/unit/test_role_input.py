@@ -8,11 +8,11 @@ collections_path apply.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 import yaml
+from playbook_output import error_lines, recap, tasks_run
 
 ROLE_DIR = Path(__file__).resolve().parents[2] / "roles" / "rdma_stack"
 
@@ -25,9 +25,6 @@ PLAY = """\
     - role: rdma_stack
 """
 
-TASK_RE = re.compile(r"^TASK \[(?P<name>.*)\] \*+$", re.MULTILINE)
-RECAP_RE = re.compile(r"^localhost\s*:\s*(?P<counts>.*)$", re.MULTILINE)
-
 
 def task_names(tasks_file: str) -> set[str]:
     tasks = yaml.safe_load((ROLE_DIR / "tasks" / tasks_file).read_text())
@@ -38,16 +35,6 @@ def task_names(tasks_file: str) -> set[str]:
 # check Ansible inserts, and the role's own read-only set_vars.yml and validate.yml.
 PRE_VALIDATION = {"Gathering Facts"} | task_names("set_vars.yml") | task_names("validate.yml")
 ARG_SPEC_TASK = "rdma_stack : Validating arguments against arg spec 'main'"
-
-
-def tasks_run(output: str) -> list[str]:
-    return [m["name"] for m in TASK_RE.finditer(output)]
-
-
-def recap(output: str) -> dict[str, int]:
-    match = RECAP_RE.search(output)
-    assert match, f"no PLAY RECAP line for localhost in:\n{output}"
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match["counts"])}
 
 
 @pytest.fixture
@@ -88,10 +75,6 @@ def assert_failed_before_any_change(proc, output):
     counts = recap(output)
     assert counts["failed"] == 1
     assert counts["changed"] == 0
-
-
-def error_lines(output: str) -> list[str]:
-    return [line for line in output.splitlines() if "[ERROR]" in line or "FAILED!" in line]
 
 
 @pytest.mark.parametrize("provider", ["bogus", "DOCA", "mlnx_ofed"])
