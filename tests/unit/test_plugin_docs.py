@@ -61,3 +61,36 @@ def test_role_doc_json_shows_provider_choices(run_cli):
     provider = doc["entry_points"]["main"]["options"]["rdma_stack_provider"]
     assert provider["choices"] == ["inbox", "doca"]
     assert provider["default"] == "inbox"
+
+
+IB_FILTERS = [
+    "ib_guid",
+    "ibstat",
+    "sminfo",
+    "saquery",
+    "opensm_conf",
+    "opensm_restart_keys",
+    "opensm_partition_errors",
+    "opensm_partitions",
+    "opensm_partition_line",
+    "opensm_expected_pkeys",
+]
+
+
+def test_ib_filter_docs(run_cli):
+    proc = run_cli("ansible-doc", "--json", "-t", "filter", *(f"rdma.fabric.{f}" for f in IB_FILTERS))
+    assert proc.returncode == 0, proc.stderr
+    docs = json.loads(proc.stdout)
+    for name in IB_FILTERS:
+        doc = docs[f"rdma.fabric.{name}"]
+        assert doc["doc"]["short_description"], name
+        assert "_input" in doc["doc"]["options"], name
+        assert doc["examples"].strip() and doc["return"]["_value"], name
+
+
+def test_ib_subnet_manager_role_doc(run_cli):
+    proc = run_cli("ansible-doc", "-t", "role", "--json", "ib_subnet_manager")
+    assert proc.returncode == 0, proc.stderr
+    options = json.loads(proc.stdout)["ib_subnet_manager"]["entry_points"]["main"]["options"]
+    assert options["ib_subnet_manager_mode"]["choices"] == ["opensm", "external"]
+    assert "dfsssp" in options["ib_subnet_manager_routing_engines"]["choices"]
