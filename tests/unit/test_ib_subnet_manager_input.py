@@ -120,9 +120,13 @@ def test_duplicate_pkey(run_play):
 
 
 def test_duplicate_sm_priority(run_play):
-    proc, output = run_play({}, {"sm-a": {"ib_subnet_manager_priority": 9}, "sm-b": {"ib_subnet_manager_priority": 9}})
+    proc, output = run_play(
+        {}, {"sm-a": {"ib_subnet_manager_priority": 9}, "sm-b": {"ib_subnet_manager_priority": 9}}
+    )
     errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
-    assert "ib_subnet_manager_priority must differ between the SMs of group subnet_managers" in errors
+    assert (
+        "ib_subnet_manager_priority must differ between the SMs of group subnet_managers" in errors
+    )
     assert "duplicate priority 9 on sm-a and sm-b" in errors
 
 
@@ -138,14 +142,18 @@ def test_unknown_routing_engine(run_play, engine):
     proc, output = run_play({"ib_subnet_manager_routing_engines": ["minhop", engine]})
     assert_failed_in_validation(proc, output)
     assert tasks_run(output)[-1].startswith(ARG_SPEC_TASK)
-    message = next(line for line in output.splitlines() if "ib_subnet_manager_routing_engines" in line)
+    message = next(
+        line for line in output.splitlines() if "ib_subnet_manager_routing_engines" in line
+    )
     assert engine in message and "minhop" in message and "dfsssp" in message, message
 
 
 @pytest.mark.parametrize("engine", ["updn", "dnup", "ftree"])
 def test_engine_without_roots(run_play, engine):
     proc, output = run_play({"ib_subnet_manager_routing_engines": [engine]})
-    errors = assert_failed_in_validation(proc, output, "Refuse a routing engine without the root switches it needs")
+    errors = assert_failed_in_validation(
+        proc, output, "Refuse a routing engine without the root switches it needs"
+    )
     assert f"ib_subnet_manager_routing_engines has {engine}" in errors
     assert "ib_subnet_manager_root_guids" in errors and "falls back to minhop" in errors
 

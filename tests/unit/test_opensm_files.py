@@ -57,7 +57,10 @@ def test_parse_opensm_conf():
         ({"sweep_interval": "5", "lmc": 1, "qos": "TRUE", "qos_sl2vl": "0,1"}, []),
         ({"routing_engine": "ftree"}, ["routing_engine"]),
         ({"guid": "0x0002c90000001021", "sm_priority": 3}, ["guid"]),
-        ({"log_file": "/var/log/osm.log", "cn_guid_file": "/etc/opensm/cn.conf"}, ["cn_guid_file", "log_file"]),
+        (
+            {"log_file": "/var/log/osm.log", "cn_guid_file": "/etc/opensm/cn.conf"},
+            ["cn_guid_file", "log_file"],
+        ),
     ],
 )
 def test_restart_keys(change, restart):
@@ -71,7 +74,9 @@ def test_no_file_means_restart_everything_unreloadable():
 
 
 def test_unchanged_values_of_other_types_are_not_changes():
-    assert restart_keys({"sm_priority": "15", "guid": "0x1"}, {"sm_priority": 15, "guid": "0x1"}) == []
+    assert (
+        restart_keys({"sm_priority": "15", "guid": "0x1"}, {"sm_priority": 15, "guid": "0x1"}) == []
+    )
 
 
 def test_good_partitions_render():
@@ -83,7 +88,10 @@ def test_good_partitions_render():
             "ipoib": True,
             "mtu": 4,
             "rate": 7,
-            "members": ["0x0002c90000001011=full", {"guid": "0x2c90000001041", "membership": "limited"}],
+            "members": [
+                "0x0002c90000001011=full",
+                {"guid": "0x2c90000001041", "membership": "limited"},
+            ],
         },
         {"name": "compute", "pkey": 0x20, "defmember": "full", "members": ["ALL_CAS", "SELF=both"]},
     ]
@@ -91,7 +99,8 @@ def test_good_partitions_render():
     lines = [partition_line(r) for r in normalize_partitions(parts)]
     assert lines == [
         "Default=0x7fff, ipoib : ALL=full ;",
-        "storage=0x0010, ipoib, mtu=4, rate=7 : 0x0002c90000001011=full, 0x0002c90000001041=limited ;",
+        "storage=0x0010, ipoib, mtu=4, rate=7 : "
+        "0x0002c90000001011=full, 0x0002c90000001041=limited ;",
         "compute=0x0020, defmember=full : ALL_CAS, SELF=both ;",
     ]
 
@@ -101,11 +110,20 @@ def test_good_partitions_render():
     [
         ({"name": "big", "pkey": 0x8000, "members": ["ALL"]}, "(big): pkey must be 0x0001-0x7fff"),
         ({"name": "big", "pkey": 0x8000, "members": ["ALL"]}, "got 0x8000"),
-        ({"name": "zero", "pkey": "0x0000", "members": ["ALL"]}, "(zero): pkey must be 0x0001-0x7fff"),
+        (
+            {"name": "zero", "pkey": "0x0000", "members": ["ALL"]},
+            "(zero): pkey must be 0x0001-0x7fff",
+        ),
         ({"name": "word", "pkey": "storage", "members": ["ALL"]}, "got 'storage'"),
-        ({"name": "dup", "pkey": 0x7FFF, "members": ["ALL"]}, "duplicate pkey 0x7fff, already used by Default"),
+        (
+            {"name": "dup", "pkey": 0x7FFF, "members": ["ALL"]},
+            "duplicate pkey 0x7fff, already used by Default",
+        ),
         ({"name": "Default", "pkey": 0x10, "members": ["ALL"]}, "name Default is used twice"),
-        ({"name": "m", "pkey": 0x10, "members": ["ALL=owner"]}, "membership of ALL must be one of full, limited, both"),
+        (
+            {"name": "m", "pkey": 0x10, "members": ["ALL=owner"]},
+            "membership of ALL must be one of full, limited, both",
+        ),
         ({"name": "m", "pkey": 0x10, "members": ["node7"]}, "member 'node7' is not a port GUID"),
         ({"name": "m", "pkey": 0x10, "members": []}, "members must be a non-empty list"),
         ({"name": "m", "pkey": 0x10, "mtu": 6, "members": ["ALL"]}, "mtu must be an integer 1-5"),
@@ -129,7 +147,11 @@ def test_expected_pkeys_per_port():
     records = normalize_partitions(
         [
             DEFAULT,
-            {"name": "storage", "pkey": 0x10, "members": ["0x0002c90000001011=full", "0x0002c90000001041"]},
+            {
+                "name": "storage",
+                "pkey": 0x10,
+                "members": ["0x0002c90000001011=full", "0x0002c90000001041"],
+            },
             {"name": "compute", "pkey": 0x20, "members": ["ALL_CAS=full"]},
             {"name": "sm", "pkey": 0x30, "defmember": "full", "members": ["SELF"]},
         ]

@@ -78,7 +78,9 @@ IB_FILTERS = [
 
 
 def test_ib_filter_docs(run_cli):
-    proc = run_cli("ansible-doc", "--json", "-t", "filter", *(f"rdma.fabric.{f}" for f in IB_FILTERS))
+    proc = run_cli(
+        "ansible-doc", "--json", "-t", "filter", *(f"rdma.fabric.{f}" for f in IB_FILTERS)
+    )
     assert proc.returncode == 0, proc.stderr
     docs = json.loads(proc.stdout)
     for name in IB_FILTERS:

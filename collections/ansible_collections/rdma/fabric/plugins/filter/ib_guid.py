@@ -12,7 +12,8 @@ short_description: Write an InfiniBand GUID as 0x and 16 lowercase hex digits
 version_added: 0.2.0
 author: rdma-fabric contributors
 description:
-  - Accepts 0x-prefixed or bare hex of any width, or the colon-grouped sysfs form; returns None for anything else.
+  - Accepts 0x-prefixed or bare hex of any width, or the colon-grouped sysfs form; returns
+    None for anything else.
 positional: _input
 options:
   _input:

@@ -12,7 +12,9 @@ short_description: Parse C(ibstat) output into port records
 version_added: 0.2.0
 author: rdma-fabric contributors
 description:
-  - One record per port with ca, ca_type, node_guid, port, state, physical_state, rate, lid, sm_lid, port_guid and link_layer (C(InfiniBand) or C(Ethernet); ibsim's C(IB) is reported as C(InfiniBand)).
+  - One record per port with ca, ca_type, node_guid, port, state, physical_state, rate, lid,
+    sm_lid, port_guid and link_layer (C(InfiniBand) or C(Ethernet); ibsim's C(IB) is reported
+    as C(InfiniBand)).
 positional: _input
 options:
   _input:
@@ -24,7 +26,9 @@ options:
 EXAMPLES = r"""
 - name: InfiniBand ports of this host
   ansible.builtin.set_fact:
-    ib_ports: "{{ ibstat.stdout | rdma.fabric.ibstat | selectattr('link_layer', 'equalto', 'InfiniBand') }}"
+    ib_ports: >-
+      {{ ibstat.stdout | rdma.fabric.ibstat
+         | selectattr('link_layer', 'equalto', 'InfiniBand') }}
 """
 
 RETURN = r"""

@@ -12,7 +12,9 @@ short_description: Parse C(saquery) record dumps
 version_added: 0.2.0
 author: rdma-fabric contributors
 description:
-  - Turns every C(<Type>Record dump:) block (SMInfoRecord, PKeyTableRecord, NodeRecord ...) into a dict of lowercased field names; numbers as int, GUIDs in the 16-digit spelling, a PKey table as C(pkey_table), a list of int.
+  - Turns every C(<Type>Record dump:) block (SMInfoRecord, PKeyTableRecord, NodeRecord ...)
+    into a dict of lowercased field names; numbers as int, GUIDs in the 16-digit spelling, a
+    PKey table as C(pkey_table), a list of int.
 positional: _input
 options:
   _input:

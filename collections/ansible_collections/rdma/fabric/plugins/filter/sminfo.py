@@ -12,7 +12,8 @@ short_description: Parse C(sminfo) output
 version_added: 0.2.0
 author: rdma-fabric contributors
 description:
-  - Returns lid, guid, activity_count, priority, state (0 not active, 1 discovering, 2 standby, 3 master), state_name and error (the iberror text when the query failed).
+  - Returns lid, guid, activity_count, priority, state (0 not active, 1 discovering, 2
+    standby, 3 master), state_name and error (the iberror text when the query failed).
 positional: _input
 options:
   _input:

@@ -3,18 +3,18 @@
 """Parse `ibstat` (infiniband-diags) output into one record per port.
 
     CA 'mlx5_0'
-    	CA type: MT4129
-    	Number of ports: 1
-    	...
-    	Node GUID: 0x946dae0300cde72c
-    	Port 1:
-    		State: Active
-    		Physical state: LinkUp
-    		Rate: 400
-    		Base lid: 75
-    		SM lid: 334
-    		Port GUID: 0x946dae0300cde72c
-    		Link layer: InfiniBand
+        CA type: MT4129
+        Number of ports: 1
+        ...
+        Node GUID: 0x946dae0300cde72c
+        Port 1:
+            State: Active
+            Physical state: LinkUp
+            Rate: 400
+            Base lid: 75
+            SM lid: 334
+            Port GUID: 0x946dae0300cde72c
+            Link layer: InfiniBand
 
 Hardware prints "Link layer: InfiniBand" or "Ethernet"; the ibsim simulator's
 libumad2sim prints "IB". Both spellings come back as "InfiniBand".

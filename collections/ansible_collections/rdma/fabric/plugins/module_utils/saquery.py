@@ -7,18 +7,18 @@ one "\t\tName....value" line per field. Some records nest a heading ("SMInfo dum
 "PKey Table:") followed by rows of values:
 
     SMInfoRecord dump:
-    		RID
-    		LID...................1
-    		SMInfo dump:
-    		GUID..................0x0000000000100001
-    		Priority..............14
-    		SMState...............3
+            RID
+            LID...................1
+            SMInfo dump:
+            GUID..................0x0000000000100001
+            Priority..............14
+            SMState...............3
     PKeyTableRecord dump:
-    		LID........................7
-    		Port.......................1
-    		Block......................0
-    		PKey Table:
-    		0xffff 0x8010 0x8020 0x0000 0x0000 0x0000 0x0000 0x0000
+            LID........................7
+            Port.......................1
+            Block......................0
+            PKey Table:
+            0xffff 0x8010 0x8020 0x0000 0x0000 0x0000 0x0000 0x0000
 
 Each record becomes a dict: field names lowercased (`lid`, `guid`, `smstate`,
 `node_type` ...), numbers as int (decimal or 0x), GUID-like fields in the 16-digit

@@ -2,7 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Parse `sminfo` (infiniband-diags) output.
 
-    sminfo: sm lid 37 sm guid 0x7cfe90030016aef1, activity count 4484381 priority 14 state 3 SMINFO_MASTER
+    sminfo: sm lid 37 sm guid 0x7cfe90030016aef1, activity count 4484381 priority 14 ...
+        ... state 3 SMINFO_MASTER          (one line, wrapped here)
     sminfo: sm lid 0x1 sm guid 0x2c9010b7c2ae1, activity count 20 priority 1
     sminfo: iberror: failed: query
 
