@@ -96,27 +96,32 @@ def test_priority_16(run_play):
     assert "ib_subnet_manager_priority must be 0-15" in errors and "got 16" in errors
 
 
-def test_pkey_0x8000(run_play):
-    parts = [
-        {"name": "Default", "pkey": 0x7FFF, "members": ["ALL=full"]},
-        {"name": "storage", "pkey": 0x8000, "members": ["ALL"]},
-    ]
-    proc, output = run_play({"ib_subnet_manager_partitions": parts})
-    errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_partitions")
-    assert "ib_subnet_manager_partitions[1] (storage): pkey must be 0x0001-0x7fff" in errors
-    assert "got 0x8000" in errors
+DEFAULT_PARTITION = {"name": "Default", "pkey": 0x7FFF, "members": ["ALL=full"]}
 
 
-def test_duplicate_pkey(run_play):
-    parts = [
-        {"name": "Default", "pkey": 0x7FFF, "members": ["ALL=full"]},
-        {"name": "storage", "pkey": "0x0010", "members": ["ALL"]},
-        {"name": "compute", "pkey": 16, "members": ["ALL_CAS"]},
-    ]
-    proc, output = run_play({"ib_subnet_manager_partitions": parts})
+@pytest.mark.parametrize(
+    ("partitions", "messages"),
+    [
+        pytest.param(
+            [{"name": "storage", "pkey": 0x8000, "members": ["ALL"]}],
+            ["ib_subnet_manager_partitions[1] (storage): pkey must be 0x0001-0x7fff", "got 0x8000"],
+            id="pkey-0x8000",
+        ),
+        pytest.param(
+            [
+                {"name": "storage", "pkey": "0x0010", "members": ["ALL"]},
+                {"name": "compute", "pkey": 16, "members": ["ALL_CAS"]},
+            ],
+            ["ib_subnet_manager_partitions[2] (compute): duplicate pkey 0x0010", "used by storage"],
+            id="duplicate-pkey",
+        ),
+    ],
+)
+def test_bad_partitions(run_play, partitions, messages):
+    proc, output = run_play({"ib_subnet_manager_partitions": [DEFAULT_PARTITION, *partitions]})
     errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_partitions")
-    assert "ib_subnet_manager_partitions[2] (compute): duplicate pkey 0x0010" in errors
-    assert "already used by storage" in errors
+    for message in messages:
+        assert message in errors, errors
 
 
 def test_duplicate_sm_priority(run_play):

@@ -8,7 +8,6 @@ The partitions follow partitions.conf(5) of OpenSM 3.3.
 from __future__ import annotations
 
 import pytest
-from ansible_collections.rdma.fabric.plugins.filter.opensm import FilterModule
 from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
     expected_pkeys,
     normalize_partitions,
@@ -163,14 +162,3 @@ def test_expected_pkeys_per_port():
     assert expected_pkeys(records, "0x2c90000001041", master) == [0x0010, 0x8020, 0xFFFF]
     # A switch port: not in ALL_CAS partitions.
     assert expected_pkeys(records, "0x0002c90000000a01", master, "Switch") == [0xFFFF]
-
-
-def test_filters_are_registered():
-    assert set(FilterModule().filters()) == {
-        "opensm_conf",
-        "opensm_restart_keys",
-        "opensm_partition_errors",
-        "opensm_partitions",
-        "opensm_partition_line",
-        "opensm_expected_pkeys",
-    }
