@@ -12,7 +12,6 @@ import yaml
 ROLES_DIR = Path(__file__).resolve().parents[2] / "roles"
 
 TASK_RE = re.compile(r"^TASK \[(?P<name>.*)\] \*+$", re.MULTILINE)
-RECAP_RE = re.compile(r"^localhost\s*:\s*(?P<counts>.*)$", re.MULTILINE)
 HANDLER_RE = re.compile(r"^RUNNING HANDLER \[(?P<name>.*)\] \*+$", re.MULTILINE)
 
 
@@ -50,9 +49,9 @@ def handlers_run(output: str) -> list[str]:
     return [m["name"] for m in HANDLER_RE.finditer(output)]
 
 
-def recap(output: str) -> dict[str, int]:
-    match = RECAP_RE.search(output)
-    assert match, f"no PLAY RECAP line for localhost in:\n{output}"
+def recap(output: str, host: str = "localhost") -> dict[str, int]:
+    match = re.search(rf"^{re.escape(host)}\s*:\s*(?P<counts>.*)$", output, re.MULTILINE)
+    assert match, f"no PLAY RECAP line for {host} in:\n{output}"
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match["counts"])}
 
 

@@ -185,3 +185,38 @@ def test_rdma_verify_role_doc(run_cli):
     options = json.loads(proc.stdout)["rdma_verify"]["entry_points"]["main"]["options"]
     assert options["rdma_verify_mode"]["choices"] == ["full", "quick"]
     assert options["rdma_verify_min_fraction"]["default"] == 0.9
+
+
+IB_FILTERS = [
+    "ib_guid",
+    "ibstat",
+    "sminfo",
+    "saquery",
+    "opensm_conf",
+    "opensm_restart_keys",
+    "opensm_partition_errors",
+    "opensm_partitions",
+    "opensm_partition_line",
+    "opensm_expected_pkeys",
+]
+
+
+def test_ib_filter_docs(run_cli):
+    proc = run_cli(
+        "ansible-doc", "--json", "-t", "filter", *(f"rdma.fabric.{f}" for f in IB_FILTERS)
+    )
+    assert proc.returncode == 0, proc.stderr
+    docs = json.loads(proc.stdout)
+    for name in IB_FILTERS:
+        doc = docs[f"rdma.fabric.{name}"]
+        assert doc["doc"]["short_description"], name
+        assert "_input" in doc["doc"]["options"], name
+        assert doc["examples"].strip() and doc["return"]["_value"], name
+
+
+def test_ib_subnet_manager_role_doc(run_cli):
+    proc = run_cli("ansible-doc", "-t", "role", "--json", "ib_subnet_manager")
+    assert proc.returncode == 0, proc.stderr
+    options = json.loads(proc.stdout)["ib_subnet_manager"]["entry_points"]["main"]["options"]
+    assert options["ib_subnet_manager_mode"]["choices"] == ["opensm", "external"]
+    assert "dfsssp" in options["ib_subnet_manager_routing_engines"]["choices"]

@@ -1,0 +1,40 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+from ansible_collections.rdma.fabric.plugins.module_utils.ib_guid import normalize_guid
+
+DOCUMENTATION = r"""
+---
+name: ib_guid
+short_description: Write an InfiniBand GUID as 0x and 16 lowercase hex digits
+version_added: 0.2.0
+author: rdma-fabric contributors
+description:
+  - Accepts 0x-prefixed or bare hex of any width, or the colon-grouped sysfs form; returns
+    None for anything else.
+positional: _input
+options:
+  _input:
+    description: A GUID as any tool prints it.
+    type: str
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Compare what sminfo and ibstat print
+  ansible.builtin.assert:
+    that: "'0x2c90000001003' | rdma.fabric.ib_guid == '0x0002c90000001003'"
+"""
+
+RETURN = r"""
+_value:
+  description: The GUID as C(0x0002c90000001003), or None.
+  type: str
+"""
+
+
+class FilterModule:
+    def filters(self):
+        return {"ib_guid": normalize_guid}

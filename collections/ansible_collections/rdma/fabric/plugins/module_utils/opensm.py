@@ -1,0 +1,259 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""OpenSM's own files: opensm.conf (read) and partitions.conf (checked, rendered).
+
+opensm.conf is "key value" per line, "#" comments. What OpenSM re-reads on SIGHUP is
+marked can_update in its option table (opensm/osm_subnet.c, opt_tbl); everything else
+takes a restart. The files named by partition_config_file, root_guid_file and
+cn_guid_file are re-read on every heavy sweep, so a change of their content is a
+reload; a change of the path is a restart.
+
+partitions.conf (man 5 partitions.conf, OpenSM 3.3):
+    Name[=PKey][,ipoib][,mtu=N][,rate=N][,defmember=full|limited|both] : members ;
+    member: GUID[=full|limited|both] | ALL | ALL_CAS | ALL_SWITCHES | ALL_ROUTERS | SELF
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils.ib_guid import normalize_guid
+
+# opensm -R: upstream OpenSM 3.3's routing engines (opensm/osm_opensm.c).
+ROUTING_ENGINES = (
+    "minhop",
+    "updn",
+    "dnup",
+    "file",
+    "ftree",
+    "lash",
+    "dor",
+    "torus-2QoS",
+    "nue",
+    "dfsssp",
+    "sssp",
+)
+# Engines that rank switches from root GUIDs. Without roots updn/dnup "disable" and
+# OpenSM falls back to minhop; ftree guesses roots from the topology.
+ENGINES_NEEDING_ROOTS = ("updn", "dnup", "ftree")
+
+# can_update = 1 in opt_tbl: applied by SIGHUP.
+RELOADABLE_KEYS = frozenset(
+    {
+        "m_key",
+        "sm_key",
+        "sa_key",
+        "subnet_prefix",
+        "m_key_lease_period",
+        "sweep_interval",
+        "max_wire_smps",
+        "transaction_timeout",
+        "transaction_retries",
+        "sm_priority",
+        "lmc",
+        "lmc_esp0",
+        "max_op_vls",
+        "force_link_speed",
+        "reassign_lids",
+        "subnet_timeout",
+        "packet_life_time",
+        "head_of_queue_lifetime",
+        "leaf_head_of_queue_lifetime",
+        "sminfo_polling_timeout",
+        "polling_retry_number",
+        "force_heavy_sweep",
+        "sweep_on_trap",
+        "log_max_size",
+        "log_flags",
+        "force_log_flush",
+        "accum_log_file",
+        "no_partition_enforcement",
+        "qos",
+    }
+)
+_RELOADABLE_PREFIXES = ("qos_max_vls", "qos_high_limit", "qos_vlarb_", "qos_sl2vl", "qos_ca_")
+_RELOADABLE_PREFIXES += ("qos_sw0_", "qos_swe_", "qos_rtr_")
+
+MEMBER_KEYWORDS = ("ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF")
+MEMBERSHIPS = ("full", "limited", "both")
+DEFAULT_PKEY = 0x7FFF
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def is_reloadable(key):
+    return key in RELOADABLE_KEYS or key.startswith(_RELOADABLE_PREFIXES)
+
+
+def parse_opensm_conf(text):
+    """{'key': 'value'} of an opensm.conf; comments and blank lines are dropped."""
+    options = {}
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.partition(" ")
+        options[key] = value.strip()
+    return options
+
+
+def restart_keys(old, new):
+    """Keys whose change needs a restart, sorted; every key when there was no file.
+
+    Values compare as the text opensm.conf holds (new values may be int or bool).
+    """
+    old = {k: str(v) for k, v in (old or {}).items()}
+    new = {k: str(v) for k, v in (new or {}).items()}
+    keys = set(old) | set(new)
+    return sorted(k for k in keys if old.get(k) != new.get(k) and not is_reloadable(k))
+
+
+def _pkey(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value).strip(), 16 if str(value).strip().lower().startswith("0x") else 10)
+    except ValueError:
+        return None
+
+
+def _member(entry):
+    """A member as given (str 'GUID=full' / 'ALL', or dict guid/membership) -> dict."""
+    if isinstance(entry, dict):
+        who, membership = entry.get("guid"), entry.get("membership")
+    else:
+        who, _, membership = str(entry).partition("=")
+    who = str(who).strip() if who is not None else ""
+    membership = (str(membership).strip().lower() or None) if membership else None
+    return who, membership
+
+
+def partition_errors(partitions):
+    """Messages for each bad partition; [] when every one is good."""
+    errors = []
+    seen_pkeys = {}
+    seen_names = set()
+    for index, part in enumerate(partitions or []):
+        where = f"ib_subnet_manager_partitions[{index}]"
+        if not isinstance(part, dict):
+            errors.append(f"{where} must be a mapping with name, pkey and members")
+            continue
+        name = part.get("name")
+        where = f"{where} ({name})" if name else where
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            errors.append(f"{where}: name must be letters, digits, '_', '.' or '-'")
+        elif name in seen_names:
+            errors.append(f"{where}: name {name} is used twice")
+        else:
+            seen_names.add(name)
+        raw = part.get("pkey")
+        shown = f"0x{raw:04x}" if isinstance(raw, int) and not isinstance(raw, bool) else repr(raw)
+        pkey = _pkey(raw)
+        if pkey is None or not 0x0001 <= pkey <= 0x7FFF:
+            errors.append(
+                f"{where}: pkey must be 0x0001-0x7fff (the full-membership bit 0x8000 is "
+                f"set by the membership, not in the pkey); got {shown}"
+            )
+        elif pkey in seen_pkeys:
+            errors.append(
+                f"{where}: duplicate pkey 0x{pkey:04x}, already used by {seen_pkeys[pkey]}"
+            )
+        else:
+            seen_pkeys[pkey] = name
+        for key in ("defmember",):
+            if part.get(key) is not None and str(part[key]).lower() not in MEMBERSHIPS:
+                errors.append(f"{where}: {key} must be one of {', '.join(MEMBERSHIPS)}")
+        for key, low, high in (("mtu", 1, 5), ("rate", 2, 21), ("sl", 0, 15)):
+            value = part.get(key)
+            if value is not None and (not isinstance(value, int) or not low <= value <= high):
+                errors.append(f"{where}: {key} must be an integer {low}-{high}; got {value!r}")
+        members = part.get("members")
+        if not isinstance(members, list) or not members:
+            errors.append(f"{where}: members must be a non-empty list")
+            continue
+        for entry in members:
+            who, membership = _member(entry)
+            if who not in MEMBER_KEYWORDS and normalize_guid(who) is None:
+                errors.append(
+                    f"{where}: member {who!r} is not a port GUID nor one of "
+                    f"{', '.join(MEMBER_KEYWORDS)}"
+                )
+            if membership is not None and membership not in MEMBERSHIPS:
+                errors.append(
+                    f"{where}: membership of {who} must be one of {', '.join(MEMBERSHIPS)}"
+                )
+    if isinstance(partitions, list) and not errors and DEFAULT_PKEY not in seen_pkeys:
+        errors.append(
+            "ib_subnet_manager_partitions has no default partition (pkey 0x7fff), "
+            "which every port needs for SA access: add {name: Default, pkey: 0x7fff, "
+            "members: [ALL=full]}"
+        )
+    return errors
+
+
+def normalize_partitions(partitions):
+    """Good partitions (see partition_errors) -> records the templates and checks use."""
+    records = []
+    for part in partitions or []:
+        members = []
+        for entry in part["members"]:
+            who, membership = _member(entry)
+            members.append(
+                {
+                    "guid": who if who in MEMBER_KEYWORDS else normalize_guid(who),
+                    "membership": membership,
+                }
+            )
+        pkey = _pkey(part["pkey"])
+        records.append(
+            {
+                "name": part["name"],
+                "pkey": pkey,
+                "pkey_hex": f"0x{pkey:04x}",
+                "ipoib": bool(part.get("ipoib", False)),
+                "mtu": part.get("mtu"),
+                "rate": part.get("rate"),
+                "sl": part.get("sl"),
+                "defmember": str(part["defmember"]).lower() if part.get("defmember") else None,
+                "members": members,
+            }
+        )
+    return records
+
+
+def partition_line(record):
+    """One partitions.conf line for a normalized record."""
+    flags = [f"{record['name']}={record['pkey_hex']}"]
+    if record["ipoib"]:
+        flags.append("ipoib")
+    for key in ("mtu", "rate", "sl", "defmember"):
+        if record.get(key) is not None:
+            flags.append(f"{key}={record[key]}")
+    members = [
+        m["guid"] + (f"={m['membership']}" if m["membership"] else "") for m in record["members"]
+    ]
+    return f"{', '.join(flags)} : {', '.join(members)} ;"
+
+
+def expected_pkeys(records, port_guid, master_guid=None, node_type="CA"):
+    """P_Key table entries the SM should give `port_guid`, sorted: pkey | 0x8000 for full.
+
+    SELF is the master SM's port. Membership: the member's own, else the partition's
+    defmember, else limited (OpenSM's default). "both" counts as full.
+    """
+    port_guid = normalize_guid(port_guid)
+    wanted = {}
+    for record in records:
+        for member in record["members"]:
+            who = member["guid"]
+            if (
+                who == port_guid
+                or who == "ALL"
+                or (who == "ALL_CAS" and node_type == "CA")
+                or (who == "SELF" and port_guid == normalize_guid(master_guid))
+            ):
+                membership = member["membership"] or record["defmember"] or "limited"
+                full = membership in ("full", "both")
+                wanted[record["pkey"]] = wanted.get(record["pkey"], False) or full
+    return sorted(pkey | 0x8000 if full else pkey for pkey, full in wanted.items())

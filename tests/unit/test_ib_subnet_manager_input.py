@@ -1,0 +1,190 @@
+"""ib_subnet_manager: bad input fails before any change, with a message naming the variable.
+
+Each case runs the real role with ansible-playbook --check and only its validation tag
+(the argument spec check is tagged always) against inventory hosts on this machine
+(connection local), from the repository root.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from conftest import ROLES_DIR
+from role_play import error_lines, recap, tasks_run
+
+ROLE = "ib_subnet_manager"
+ARG_SPEC_TASK = f"{ROLE} : Validating arguments against arg spec 'main'"
+PLAY = f"""\
+- name: Apply {ROLE} to this machine
+  hosts: subnet_managers
+  connection: local
+  gather_facts: true
+  roles:
+    - role: {ROLE}
+"""
+UPDN_WITH_ROOT = {
+    "ib_subnet_manager_routing_engines": ["updn"],
+    "ib_subnet_manager_root_guids": ["0x0002c90000000a01"],
+}
+
+
+def task_names(tasks_file: str) -> set[str]:
+    tasks = yaml.safe_load((ROLES_DIR / ROLE / "tasks" / tasks_file).read_text())
+    return {f"{ROLE} : {t['name']}" for t in tasks}
+
+
+ALLOWED = {"Gathering Facts"} | task_names("set_vars.yml") | task_names("validate.yml")
+
+
+@pytest.fixture
+def run_play(run_cli, tmp_path):
+    """Run the role on sm-a of a two-SM group; host_vars per host."""
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(PLAY)
+
+    def run(extra_vars: dict, host_vars: dict | None = None):
+        host_vars = host_vars or {}
+        inventory = {
+            "all": {
+                "children": {
+                    "subnet_managers": {
+                        "hosts": {
+                            name: {"ansible_python_interpreter": "{{ ansible_playbook_python }}"}
+                            | host_vars.get(name, {})
+                            for name in ("sm-a", "sm-b")
+                        }
+                    }
+                }
+            }
+        }
+        (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
+        proc = run_cli(
+            "ansible-playbook",
+            "-i",
+            str(tmp_path / "hosts.yml"),
+            "--limit",
+            "sm-a",
+            "--check",
+            "--tags",
+            f"{ROLE}-validate",
+            str(playbook),
+            "-e",
+            json.dumps(extra_vars),
+        )
+        return proc, proc.stdout + proc.stderr
+
+    return run
+
+
+def assert_failed_in_validation(proc, output, task=None):
+    assert proc.returncode != 0, output
+    ran = tasks_run(output)
+    late = [n for n in ran if n not in ALLOWED and not n.startswith(ARG_SPEC_TASK)]
+    assert not late, f"tasks ran after validation failed: {late}"
+    counts = recap(output, "sm-a")
+    assert (counts["failed"], counts["changed"]) == (1, 0), counts
+    if task:
+        assert ran[-1] == f"{ROLE} : {task}", ran
+    return " ".join(error_lines(output))
+
+
+def test_priority_16(run_play):
+    proc, output = run_play({"ib_subnet_manager_priority": 16})
+    errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_priority")
+    assert "ib_subnet_manager_priority must be 0-15" in errors and "got 16" in errors
+
+
+DEFAULT_PARTITION = {"name": "Default", "pkey": 0x7FFF, "members": ["ALL=full"]}
+
+
+@pytest.mark.parametrize(
+    ("partitions", "messages"),
+    [
+        pytest.param(
+            [{"name": "storage", "pkey": 0x8000, "members": ["ALL"]}],
+            ["ib_subnet_manager_partitions[1] (storage): pkey must be 0x0001-0x7fff", "got 0x8000"],
+            id="pkey-0x8000",
+        ),
+        pytest.param(
+            [
+                {"name": "storage", "pkey": "0x0010", "members": ["ALL"]},
+                {"name": "compute", "pkey": 16, "members": ["ALL_CAS"]},
+            ],
+            ["ib_subnet_manager_partitions[2] (compute): duplicate pkey 0x0010", "used by storage"],
+            id="duplicate-pkey",
+        ),
+    ],
+)
+def test_bad_partitions(run_play, partitions, messages):
+    proc, output = run_play({"ib_subnet_manager_partitions": [DEFAULT_PARTITION, *partitions]})
+    errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_partitions")
+    for message in messages:
+        assert message in errors, errors
+
+
+def test_duplicate_sm_priority(run_play):
+    proc, output = run_play(
+        {}, {"sm-a": {"ib_subnet_manager_priority": 9}, "sm-b": {"ib_subnet_manager_priority": 9}}
+    )
+    errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
+    assert (
+        "ib_subnet_manager_priority must differ between the SMs of group subnet_managers" in errors
+    )
+    assert "duplicate priority 9 on sm-a and sm-b" in errors
+
+
+def test_explicit_priority_clashing_with_inventory_order(run_play):
+    # sm-a is first in the group: 15 from the inventory order; sm-b asks for 15 too.
+    proc, output = run_play({}, {"sm-b": {"ib_subnet_manager_priority": 15}})
+    errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
+    assert "duplicate priority 15 on sm-a and sm-b" in errors
+
+
+@pytest.mark.parametrize("engine", ["fat-tree", "ar_updn", "UPDN"])
+def test_unknown_routing_engine(run_play, engine):
+    proc, output = run_play({"ib_subnet_manager_routing_engines": ["minhop", engine]})
+    assert_failed_in_validation(proc, output)
+    assert tasks_run(output)[-1].startswith(ARG_SPEC_TASK)
+    message = next(
+        line for line in output.splitlines() if "ib_subnet_manager_routing_engines" in line
+    )
+    assert engine in message and "minhop" in message and "dfsssp" in message, message
+
+
+@pytest.mark.parametrize("engine", ["updn", "dnup", "ftree"])
+def test_engine_without_roots(run_play, engine):
+    proc, output = run_play({"ib_subnet_manager_routing_engines": [engine]})
+    errors = assert_failed_in_validation(
+        proc, output, "Refuse a routing engine without the root switches it needs"
+    )
+    assert f"ib_subnet_manager_routing_engines has {engine}" in errors
+    assert "ib_subnet_manager_root_guids" in errors and "falls back to minhop" in errors
+
+
+def test_bad_root_guid(run_play):
+    proc, output = run_play({**UPDN_WITH_ROOT, "ib_subnet_manager_root_guids": ["spine-01"]})
+    errors = assert_failed_in_validation(proc, output, "Validate the GUIDs and the SM_Key")
+    assert "ib_subnet_manager_root_guids: spine-01" in errors
+
+
+def test_unknown_mode(run_play):
+    proc, output = run_play({"ib_subnet_manager_mode": "ufm"})
+    assert_failed_in_validation(proc, output)
+    message = next(line for line in output.splitlines() if "ib_subnet_manager_mode" in line)
+    assert "opensm" in message and "external" in message and "ufm" in message
+
+
+def test_good_input_passes_validation(run_play):
+    parts = [
+        {"name": "Default", "pkey": 0x7FFF, "ipoib": True, "members": ["ALL=full"]},
+        {"name": "storage", "pkey": 0x10, "mtu": 4, "members": ["0x0002c90000001011=full"]},
+    ]
+    proc, output = run_play(
+        {**UPDN_WITH_ROOT, "ib_subnet_manager_partitions": parts},
+        {"sm-b": {"ib_subnet_manager_priority": 3}},
+    )
+    assert proc.returncode == 0, output
+    assert f"{ROLE} : Validate ib_subnet_manager_partitions" in tasks_run(output)
+    assert (recap(output, "sm-a")["failed"], recap(output, "sm-a")["changed"]) == (0, 0)

@@ -1,0 +1,164 @@
+"""module_utils/opensm.py: opensm.conf reading, SIGHUP-or-restart, partitions.conf.
+
+The opensm.conf text is shaped like what `opensm -c` writes (key value, '#' comments);
+the reloadable keys follow can_update in OpenSM's option table (opensm/osm_subnet.c).
+The partitions follow partitions.conf(5) of OpenSM 3.3.
+"""
+
+from __future__ import annotations
+
+import pytest
+from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
+    expected_pkeys,
+    normalize_partitions,
+    parse_opensm_conf,
+    partition_errors,
+    partition_line,
+    restart_keys,
+)
+
+CONF = """\
+#
+# DEVICE ATTRIBUTES OPTIONS
+#
+# The port GUID on which the OpenSM is running
+guid 0x0002c90000001011
+
+# SM priority used for deciding who is the master
+# Range goes from 0 (lowest priority) to 15 (highest).
+sm_priority 15
+
+routing_engine updn
+root_guid_file /etc/opensm/root-guids.conf
+log_file /var/log/opensm.log
+qos FALSE
+"""
+
+DEFAULT = {"name": "Default", "pkey": 0x7FFF, "ipoib": True, "members": ["ALL=full"]}
+
+
+def test_parse_opensm_conf():
+    assert parse_opensm_conf(CONF) == {
+        "guid": "0x0002c90000001011",
+        "sm_priority": "15",
+        "routing_engine": "updn",
+        "root_guid_file": "/etc/opensm/root-guids.conf",
+        "log_file": "/var/log/opensm.log",
+        "qos": "FALSE",
+    }
+    assert parse_opensm_conf("") == {}
+
+
+@pytest.mark.parametrize(
+    ("change", "restart"),
+    [
+        ({"sm_priority": 7}, []),
+        ({"sweep_interval": "5", "lmc": 1, "qos": "TRUE", "qos_sl2vl": "0,1"}, []),
+        ({"routing_engine": "ftree"}, ["routing_engine"]),
+        ({"guid": "0x0002c90000001021", "sm_priority": 3}, ["guid"]),
+        (
+            {"log_file": "/var/log/osm.log", "cn_guid_file": "/etc/opensm/cn.conf"},
+            ["cn_guid_file", "log_file"],
+        ),
+    ],
+)
+def test_restart_keys(change, restart):
+    old = parse_opensm_conf(CONF)
+    assert restart_keys(old, {**old, **change}) == restart
+
+
+def test_no_file_means_restart_everything_unreloadable():
+    new = parse_opensm_conf(CONF)
+    assert restart_keys({}, new) == ["guid", "log_file", "root_guid_file", "routing_engine"]
+
+
+def test_unchanged_values_of_other_types_are_not_changes():
+    assert (
+        restart_keys({"sm_priority": "15", "guid": "0x1"}, {"sm_priority": 15, "guid": "0x1"}) == []
+    )
+
+
+def test_good_partitions_render():
+    parts = [
+        DEFAULT,
+        {
+            "name": "storage",
+            "pkey": "0x0010",
+            "ipoib": True,
+            "mtu": 4,
+            "rate": 7,
+            "members": [
+                "0x0002c90000001011=full",
+                {"guid": "0x2c90000001041", "membership": "limited"},
+            ],
+        },
+        {"name": "compute", "pkey": 0x20, "defmember": "full", "members": ["ALL_CAS", "SELF=both"]},
+    ]
+    assert partition_errors(parts) == []
+    lines = [partition_line(r) for r in normalize_partitions(parts)]
+    assert lines == [
+        "Default=0x7fff, ipoib : ALL=full ;",
+        "storage=0x0010, ipoib, mtu=4, rate=7 : "
+        "0x0002c90000001011=full, 0x0002c90000001041=limited ;",
+        "compute=0x0020, defmember=full : ALL_CAS, SELF=both ;",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"name": "big", "pkey": 0x8000, "members": ["ALL"]}, "(big): pkey must be 0x0001-0x7fff"),
+        ({"name": "big", "pkey": 0x8000, "members": ["ALL"]}, "got 0x8000"),
+        (
+            {"name": "zero", "pkey": "0x0000", "members": ["ALL"]},
+            "(zero): pkey must be 0x0001-0x7fff",
+        ),
+        ({"name": "word", "pkey": "storage", "members": ["ALL"]}, "got 'storage'"),
+        (
+            {"name": "dup", "pkey": 0x7FFF, "members": ["ALL"]},
+            "duplicate pkey 0x7fff, already used by Default",
+        ),
+        ({"name": "Default", "pkey": 0x10, "members": ["ALL"]}, "name Default is used twice"),
+        (
+            {"name": "m", "pkey": 0x10, "members": ["ALL=owner"]},
+            "membership of ALL must be one of full, limited, both",
+        ),
+        ({"name": "m", "pkey": 0x10, "members": ["node7"]}, "member 'node7' is not a port GUID"),
+        ({"name": "m", "pkey": 0x10, "members": []}, "members must be a non-empty list"),
+        ({"name": "m", "pkey": 0x10, "mtu": 6, "members": ["ALL"]}, "mtu must be an integer 1-5"),
+        ({"name": "bad name", "pkey": 0x10, "members": ["ALL"]}, "name must be letters"),
+    ],
+)
+def test_bad_partitions(bad, message):
+    errors = partition_errors([DEFAULT, bad])
+    assert any(message in e for e in errors), errors
+
+
+def test_the_default_partition_is_required():
+    errors = partition_errors([{"name": "storage", "pkey": 0x10, "members": ["ALL"]}])
+    assert errors == [
+        "ib_subnet_manager_partitions has no default partition (pkey 0x7fff), which every port "
+        "needs for SA access: add {name: Default, pkey: 0x7fff, members: [ALL=full]}"
+    ]
+
+
+def test_expected_pkeys_per_port():
+    records = normalize_partitions(
+        [
+            DEFAULT,
+            {
+                "name": "storage",
+                "pkey": 0x10,
+                "members": ["0x0002c90000001011=full", "0x0002c90000001041"],
+            },
+            {"name": "compute", "pkey": 0x20, "members": ["ALL_CAS=full"]},
+            {"name": "sm", "pkey": 0x30, "defmember": "full", "members": ["SELF"]},
+        ]
+    )
+    master = "0x0002c90000001011"
+    # The master's own port: full in storage, compute and (as SELF) sm.
+    assert expected_pkeys(records, master, master) == [0x8010, 0x8020, 0x8030, 0xFFFF]
+    # Hca4: a limited member of storage (no membership given and no defmember).
+    assert expected_pkeys(records, "0x2c90000001041", master) == [0x0010, 0x8020, 0xFFFF]
+    # A switch port: not in ALL_CAS partitions.
+    assert expected_pkeys(records, "0x0002c90000000a01", master, "Switch") == [0xFFFF]
