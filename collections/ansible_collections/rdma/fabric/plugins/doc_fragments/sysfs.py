@@ -15,3 +15,12 @@ options:
     type: path
     default: /
 """
+
+    # rdma.fabric.sysfs.read_only: the attributes of modules that only read the host.
+    READ_ONLY = r"""
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+"""

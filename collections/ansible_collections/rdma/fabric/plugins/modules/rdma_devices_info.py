@@ -18,11 +18,7 @@ version_added: 0.1.0
 author: rdma-fabric contributors
 extends_documentation_fragment:
   - rdma.fabric.sysfs
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
+  - rdma.fabric.sysfs.read_only
 """
 
 EXAMPLES = r"""
