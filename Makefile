@@ -63,12 +63,11 @@ lab-down:
 	$(LAB) down
 
 demo: lab-up
-	$(LAB_ANSIBLE_ENV) ansible-playbook site.yml
-	@echo
-	@echo "Verification report: $(CURDIR)/reports/latest/report.md"
-	@cat reports/latest/report.md
-	@echo
-	@echo "The lab is still up (make lab-down stops it; $(LAB) ssh lab1 opens a shell)."
+	@rc=0; $(LAB_ANSIBLE_ENV) ansible-playbook site.yml || rc=$$?; \
+	echo; echo "Verification report: $(CURDIR)/reports/latest/report.md"; \
+	cat reports/latest/report.md 2>/dev/null || echo "(no report was written)"; \
+	echo; echo "The lab is still up (make lab-down stops it; $(LAB) ssh lab1 opens a shell)."; \
+	exit $$rc
 
 e2e: venv
 	RDMA_LAB_ANSIBLE_ENV="$(LAB_ANSIBLE_ENV)" tests/harness/run-pytest.sh tests/lab -s
