@@ -162,22 +162,34 @@ def test_lab_end_to_end(lab):
 
     # Persistence: reboot lab3 (which also brings its fabric link back). The soft_roce
     # boot unit must re-create rxe0 on eth1 with no Ansible run.
+    boot_id = "cat /proc/sys/kernel/random/boot_id"
+    before = subprocess.run(
+        [*LAB, "ssh", "lab3", boot_id], cwd=REPO, capture_output=True, text=True, timeout=120
+    ).stdout.strip()
+    assert before, "could not read lab3's boot id"
     start = time.monotonic()
     subprocess.run([*LAB, "ssh", "lab3", "systemctl reboot"], cwd=REPO, timeout=60, check=False)
-    time.sleep(10)
     deadline = start + 600
     while True:
+        time.sleep(5)
         probe = subprocess.run(
-            [*LAB, "ssh", "lab3", "systemctl is-system-running --wait; rdma link show rxe0/1"],
+            [
+                *LAB,
+                "ssh",
+                "lab3",
+                f"{boot_id}; systemctl is-system-running --wait; rdma link show rxe0/1",
+            ],
             cwd=REPO,
             capture_output=True,
             text=True,
             timeout=300,
             check=False,
         )
-        if "rxe0/1" in probe.stdout or time.monotonic() > deadline:
+        lines = probe.stdout.strip().splitlines()
+        rebooted = bool(lines) and lines[0].strip() != before
+        if (rebooted and "rxe0/1" in probe.stdout) or time.monotonic() > deadline:
             break
-        time.sleep(5)
     TIMINGS.append(("reboot lab3, rxe0 back", time.monotonic() - start))
-    print(f"\n[e2e] reboot lab3: {time.monotonic() - start:.0f} s: {probe.stdout.strip()}")
+    print(f"\n[e2e] reboot lab3: {time.monotonic() - start:.0f} s: {' | '.join(lines)}")
+    assert rebooted, f"lab3 did not reboot (boot id {before})"
     assert "netdev eth1" in probe.stdout and "state ACTIVE" in probe.stdout, probe.stdout
