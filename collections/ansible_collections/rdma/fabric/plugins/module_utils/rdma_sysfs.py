@@ -169,6 +169,19 @@ def read_devices(root="/"):
     return [read_device(root, name) for name in _listdir(os.path.join(root, SYSFS_IB))]
 
 
+def flat_ports(devices):
+    """Every port of every device, each with its device's name added as `device`."""
+    return [dict(port, device=device["name"]) for device in devices for port in device["ports"]]
+
+
+def read_int(path):
+    """An integer sysfs attribute, or None when it is missing or not a number."""
+    try:
+        return int(_read(path))
+    except (TypeError, ValueError):
+        return None
+
+
 def netdevs_by_link_layer(devices):
     """{'InfiniBand': [...], 'Ethernet': [...]} of device/port/netdev records."""
     out = {}

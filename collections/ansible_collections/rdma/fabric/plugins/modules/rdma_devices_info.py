@@ -72,6 +72,7 @@ by_link_layer:
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
+    flat_ports,
     netdevs_by_link_layer,
     read_devices,
 )
@@ -83,11 +84,10 @@ def main():
         supports_check_mode=True,
     )
     devices = read_devices(module.params["sysfs_root"])
-    ports = [dict(port, device=device["name"]) for device in devices for port in device["ports"]]
     module.exit_json(
         changed=False,
         devices=devices,
-        ports=ports,
+        ports=flat_ports(devices),
         by_link_layer=netdevs_by_link_layer(devices),
     )
 

@@ -67,17 +67,11 @@ from ansible_collections.rdma.fabric.plugins.module_utils.ibv_devinfo import par
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_version
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     SYSFS_IB,
+    flat_ports,
     read_devices,
+    read_int,
     roce_v2_ipv4_gid,
 )
-
-
-def _read_int(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return int(handle.read().strip())
-    except (OSError, ValueError):
-        return None
 
 
 def _counters(root, device, port):
@@ -86,7 +80,7 @@ def _counters(root, device, port):
         names = sorted(os.listdir(folder))
     except OSError:
         return None
-    values = {name: _read_int(os.path.join(folder, name)) for name in names}
+    values = {name: read_int(os.path.join(folder, name)) for name in names}
     return {name: value for name, value in values.items() if value is not None}
 
 
@@ -115,22 +109,19 @@ def main():
     else:
         problems.append("ib_write_bw not found (perftest)")
     ports = []
-    for device in read_devices(root):
-        for port in device["ports"]:
-            info = devinfo.get(device["name"], {}).get("ports", {}).get(port["port"], {})
-            netdev = port["netdev"]
-            gid = roce_v2_ipv4_gid(port)
-            ports.append(
-                dict(
-                    port,
-                    device=device["name"],
-                    netdev_mtu=_read_int(os.path.join(root, "sys/class/net", netdev or "-", "mtu")),
-                    active_mtu=info.get("active_mtu"),
-                    max_mtu=info.get("max_mtu"),
-                    roce_v2_gid=gid,
-                    counters=_counters(root, device["name"], port["port"]),
-                )
+    for port in flat_ports(read_devices(root)):
+        info = devinfo.get(port["device"], {}).get("ports", {}).get(port["port"], {})
+        netdev = port["netdev"]
+        ports.append(
+            dict(
+                port,
+                netdev_mtu=read_int(os.path.join(root, "sys/class/net", netdev or "-", "mtu")),
+                active_mtu=info.get("active_mtu"),
+                max_mtu=info.get("max_mtu"),
+                roce_v2_gid=roce_v2_ipv4_gid(port),
+                counters=_counters(root, port["device"], port["port"]),
             )
+        )
     module.exit_json(changed=False, ports=ports, perftest_version=version, problems=problems)
 
 
