@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ANSIBLE_CFG = REPO_ROOT / "ansible.cfg"
@@ -100,3 +102,36 @@ def run_module_on_localhost(run_cli):
         return proc, task["hosts"]["localhost"]
 
     return run
+
+
+@pytest.fixture
+def module_with_tool(monkeypatch, capsys):
+    """Run a module's main() in-process with its commands answered by a stand-in tool.
+
+    ``module_with_tool(module, tool, **defaults)`` returns ``run(check_mode=False,
+    diff=False, **args)`` -> the module's result. AnsibleModule.run_command goes to
+    ``tool.run(argv)``; get_bin_path finds only ``tool.tool`` (as /usr/bin/NAME).
+    """
+
+    def bind(module, tool, **defaults):
+        def run_command(self, args, check_rc=False, **kwargs):
+            return tool.run(args)
+
+        def get_bin_path(self, name, required=False, opt_dirs=None):
+            return f"/usr/bin/{name}" if name == tool.tool else None
+
+        monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
+        monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
+
+        def run(check_mode=False, diff=False, **args):
+            args = {**defaults, **args, "_ansible_check_mode": check_mode, "_ansible_diff": diff}
+            with patch_module_args(args), pytest.raises(SystemExit) as exc:
+                module.main()
+            result = json.loads(capsys.readouterr().out)
+            assert (exc.value.code != 0) == bool(result.get("failed")), result
+            return result
+
+        run.tool = tool
+        return run
+
+    return bind

@@ -236,3 +236,20 @@ def build_mixed_host(root: Path) -> Path:
         hca_type="MT4129",
     )
     return root
+
+
+def add_pci_bus_entry(root: Path, pci: str) -> Path:
+    """sys/bus/pci/devices/PCI -> the function's directory (created if missing)."""
+    function = root / "sys/devices" / PCI_DOMAIN / pci
+    function.mkdir(parents=True, exist_ok=True)
+    link = root / "sys/bus/pci/devices" / pci
+    _symlink(link, function)
+    return link
+
+
+def build_connectx_roce_host(root: Path, pci: str = "0000:1b:00.0") -> Path:
+    """A host with a ConnectX-6 Dx (mlx5_0 on PCI) on its PCI bus and a Soft-RoCE link rxe0."""
+    add_cx6dx_roce(root, "mlx5_0", pci=pci)
+    add_rxe(root, "rxe0", "ens4")
+    add_pci_bus_entry(root, pci)
+    return root

@@ -8,27 +8,17 @@ sysfs tree built by sysfs_tree.
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 from ansible_collections.rdma.fabric.plugins.modules import mlxconfig
 from mstconfig_standin import ConnectX, Param, StandinTool
-from sysfs_tree import add_cx6dx_roce, add_rxe
+from sysfs_tree import build_connectx_roce_host
 
 PCI = "0000:1b:00.0"
 
 
 @pytest.fixture
 def host(tmp_path):
-    """A host with a ConnectX-6 Dx (mlx5_0 on 0000:1b:00.0) and a Soft-RoCE link."""
-    add_cx6dx_roce(tmp_path, "mlx5_0", pci=PCI)
-    add_rxe(tmp_path, "rxe0", "ens4")
-    bus = tmp_path / "sys/bus/pci/devices"
-    bus.mkdir(parents=True)
-    (bus / PCI).symlink_to(tmp_path / "sys/devices/pci0000:00" / PCI)
-    return tmp_path
+    return build_connectx_roce_host(tmp_path, PCI)
 
 
 @pytest.fixture
@@ -37,30 +27,8 @@ def card():
 
 
 @pytest.fixture
-def run(monkeypatch, capsys, host, card):
-    tool = StandinTool(card)
-
-    def run_command(self, args, check_rc=False, **kwargs):
-        return tool.run(args)
-
-    def get_bin_path(self, name, required=False, opt_dirs=None):
-        return f"/usr/bin/{name}" if name == tool.tool else None
-
-    monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)
-
-    def run_module(check_mode=False, diff=False, **args):
-        args.setdefault("sysfs_root", str(host))
-        args.setdefault("device", "mlx5_0")
-        args.update(_ansible_check_mode=check_mode, _ansible_diff=diff)
-        with patch_module_args(args), pytest.raises(SystemExit) as exc:
-            mlxconfig.main()
-        result = json.loads(capsys.readouterr().out)
-        assert (exc.value.code != 0) == bool(result.get("failed")), result
-        return result
-
-    run_module.tool = tool
-    return run_module
+def run(module_with_tool, host, card):
+    return module_with_tool(mlxconfig, StandinTool(card), sysfs_root=str(host), device="mlx5_0")
 
 
 WANTED = {"link_type_p1": "IB", "sriov_en": True, "num_of_vfs": 8, "cnp_dscp_p1": 48}
@@ -215,8 +183,8 @@ def test_connectx3_without_current_column(run, card):
     assert result["after"] == {"SRIOV_EN": "True(1)"}
 
 
-def test_missing_tool_names_both(run, monkeypatch):
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, **kw: None)
+def test_missing_tool_names_both(run):
+    run.tool.tool = "neither"
     result = run(**WANTED)
     assert result["failed"]
     assert "mlxconfig or mstconfig not found" in result["msg"]

@@ -191,3 +191,43 @@ def netdevs_by_link_layer(devices):
                 {"device": device["name"], "port": port["port"], "netdev": port["netdev"]}
             )
     return out
+
+
+PCI_ADDRESS_RE = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
+
+
+class DeviceNotFound(ValueError):
+    """The device a firmware tool should open is not on this host; the message says why."""
+
+
+def pci_target(root, device):
+    """What a firmware tool (mstconfig, mstflint) opens for ``device``.
+
+    ``device`` is a PCI address (``0000:3b:00.0`` or ``3b:00.0``), an RDMA device name
+    (``mlx5_0``, resolved through ``sys/class/infiniband/NAME/device``) or a device path
+    (``/dev/mst/mt4119_pciconf0``). Returns the full PCI address, or the path itself.
+    Raises DeviceNotFound naming the device (and the RDMA devices present) otherwise.
+    """
+    device = device.strip()
+    if device.startswith("/"):
+        if not os.path.exists(device):
+            raise DeviceNotFound(f"device {device}: no such device path")
+        return device
+    pci = PCI_ADDRESS_RE.match(device)
+    if pci:
+        address = f"{(pci.group(1) or '0000').lower()}:{pci.group(2).lower()}"
+        if not os.path.isdir(os.path.join(root, "sys/bus/pci/devices", address)):
+            raise DeviceNotFound(f"device {device}: this host has no PCI function {address}")
+        return address
+    ib_dir = os.path.join(root, SYSFS_IB)
+    if not os.path.isdir(os.path.join(ib_dir, device)):
+        present = _listdir(ib_dir)
+        raise DeviceNotFound(
+            f"device {device}: no such RDMA device and not a PCI address; "
+            f"RDMA devices on this host: {', '.join(present) or 'none'}"
+        )
+    link = os.path.join(ib_dir, device, "device")
+    address = os.path.basename(os.path.realpath(link)) if os.path.exists(link) else ""
+    if not PCI_ADDRESS_RE.match(address):
+        raise DeviceNotFound(f"device {device}: not a PCI device (a Soft-RoCE link?)")
+    return address

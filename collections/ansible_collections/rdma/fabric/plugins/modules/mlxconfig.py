@@ -188,7 +188,6 @@ reboot_required:
 """
 
 import os
-import re
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.mlxconfig import (
@@ -198,6 +197,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.mlxconfig import (
     parse_query,
     set_argument,
     values_match,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
+    DeviceNotFound,
+    pci_target,
 )
 
 NAMED = (
@@ -213,7 +216,6 @@ NAMED = (
     "cnp_802p_prio_p1",
     "cnp_802p_prio_p2",
 )
-PCI_RE = re.compile(r"^(?:([0-9a-fA-F]{4}):)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
 
 
 def requested_settings(module):
@@ -241,30 +243,11 @@ def requested_settings(module):
 
 def resolve_device(module):
     """(argument for -d, PCI address or path); fails naming the device when unknown."""
-    device = module.params["device"].strip()
-    root = module.params["sysfs_root"]
-    if device.startswith("/"):
-        if not os.path.exists(device):
-            module.fail_json(msg=f"device {device}: no such device path")
-        return device, device
-    pci = PCI_RE.match(device)
-    if pci:
-        address = f"{(pci.group(1) or '0000').lower()}:{pci.group(2).lower()}"
-        if not os.path.isdir(os.path.join(root, "sys/bus/pci/devices", address)):
-            module.fail_json(msg=f"device {device}: this host has no PCI function {address}")
-        return address, address
-    ib_dir = os.path.join(root, "sys/class/infiniband")
-    if not os.path.isdir(os.path.join(ib_dir, device)):
-        present = sorted(os.listdir(ib_dir)) if os.path.isdir(ib_dir) else []
-        module.fail_json(
-            msg=f"device {device}: no such RDMA device and not a PCI address; "
-            f"RDMA devices on this host: {', '.join(present) or 'none'}"
-        )
-    link = os.path.join(ib_dir, device, "device")
-    address = os.path.basename(os.path.realpath(link)) if os.path.exists(link) else ""
-    if not PCI_RE.match(address):
-        module.fail_json(msg=f"device {device}: not a PCI device (a Soft-RoCE link?)")
-    return address, address
+    try:
+        target = pci_target(module.params["sysfs_root"], module.params["device"])
+    except DeviceNotFound as exc:
+        module.fail_json(msg=str(exc))
+    return target, target
 
 
 def find_tool(module):
