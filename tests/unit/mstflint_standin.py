@@ -177,3 +177,46 @@ class FlintStandin:
             card.flash = fields["version"]
             return 0, out, ""
         return 1, f"-E- stand-in: unsupported arguments {argv[1:]}\n", ""
+
+
+def cli(argv: list[str]) -> int:
+    """Run the stand-in as an `mstflint` executable for whole-role tests.
+
+    The cards and the call log live in the JSON file named by RDMA_FABRIC_FLINT_STATE
+    ({"cards": [FlintCard fields...], "calls": [...]}), read before and written after
+    each call, so successive ansible-playbook runs see one persistent card.
+    """
+    import json
+    import os
+    import sys
+
+    state_file = Path(os.environ["RDMA_FABRIC_FLINT_STATE"])
+    state = json.loads(state_file.read_text())
+    tool = FlintStandin(*(FlintCard(**card) for card in state["cards"]))
+    rc, out, err = tool.run(["mstflint", *argv[1:]])
+    state["cards"] = [card.__dict__ for card in tool.cards]
+    state["calls"] = state.get("calls", []) + tool.calls
+    state_file.write_text(json.dumps(state, indent=1))
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return rc
+
+
+def install_cli(bin_dir: Path, state_file: Path, *cards: FlintCard) -> Path:
+    """Write an `mstflint` executable into bin_dir that runs cli() on state_file's cards."""
+    import json
+    import sys
+
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    state_file.write_text(json.dumps({"cards": [card.__dict__ for card in cards], "calls": []}))
+    script = bin_dir / "mstflint"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "# STAND-IN for mstflint (tests/unit/mstflint_standin.py); not the real tool.\n"
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from mstflint_standin import cli\n"
+        "sys.exit(cli(sys.argv))\n"
+    )
+    script.chmod(0o755)
+    return script

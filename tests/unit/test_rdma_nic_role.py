@@ -10,19 +10,26 @@ to a temporary roles directory that comes first on the roles path) whose handler
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import pytest
+from mstflint_standin import FlintCard, install_cli, write_image
 from role_play import (
     ROLES_DIR,
     arg_spec_task,
     assert_failed_before_any_change,
     error_lines,
     handlers_run,
+    play,
     recap,
     role_check_run,
     tasks_run,
 )
 
 ROLE = "rdma_nic"
+PSID_CX6DX = "MT_0000000359"
 
 
 @pytest.fixture
@@ -168,6 +175,16 @@ REBOOT_PLAY = """\
                before: {{}}, after: {{}}, changes: {{}}, skipped: [], reboot_required: true}}
             - {{device: mlx5_2, pci_address: "0000:1c:00.0", device_type: ConnectX6DX,
                before: {{}}, after: {{}}, changes: {{}}, skipped: [], reboot_required: false}}
+        __rdma_nic_firmware_results:
+          results:
+            - {{device: mlx5_0, pci_address: "0000:1a:00.0", psid: MT_0000000834,
+               before: 28.38.1002, running: 28.38.1002, after: 28.39.1002,
+               image: /srv/fw/cx7.bin, burned: true, skipped: null, reboot_required: true,
+               changed: true, images: []}}
+            - {{device: mlx5_2, pci_address: "0000:1c:00.0", psid: MT_0000000359,
+               before: 22.39.2048, running: 22.36.1010, after: 22.39.2048,
+               image: /srv/fw/cx6dx.bin, burned: false, skipped: null, reboot_required: true,
+               changed: false, images: []}}
     - name: Show rdma_nic_facts
       ansible.builtin.debug:
         var: rdma_nic_facts
@@ -204,14 +221,18 @@ def test_one_reboot_for_several_devices_under_if_needed(run_reboot):
     output = run_reboot("if_needed")
     assert handlers_run(output) == ["rdma_stack : Reboot for the RDMA stack"]
     assert output.count("STAND-IN REBOOT of localhost") == 1
-    assert "firmware settings of mlx5_0, mlx5_1." in output
+    # Firmware images (mlx5_0 burned, mlx5_2 burned earlier) and settings (mlx5_0, mlx5_1)
+    # wait for the same, single reboot.
+    assert "firmware (settings or image) of mlx5_0, mlx5_1, mlx5_2." in output
     assert '"reboot_required": true' in output
+    assert '"image": "/srv/fw/cx7.bin"' in output
+    assert '"images"' not in output, "rdma_nic_facts.firmware keeps only the summary keys"
 
 
 def test_policy_never_reports_and_does_not_notify(run_reboot):
     output = run_reboot("never")
     assert handlers_run(output) == []
-    assert "needs a reboot for the firmware settings of mlx5_0, mlx5_1" in output
+    assert "needs a reboot for the firmware (settings or image) of mlx5_0, mlx5_1, mlx5_2" in output
     assert recap(output)["changed"] == 0
 
 
@@ -220,3 +241,151 @@ def test_without_rdma_stack_in_the_play_the_reboot_is_reported(run_reboot):
     output = run_reboot("if_needed", with_stack=False)
     assert handlers_run(output) == []
     assert "reboot it yourself" in output
+
+
+# --- firmware image update input ------------------------------------------------------
+
+
+@pytest.fixture
+def image_src(tmp_path):
+    folder = tmp_path / "images"
+    folder.mkdir()
+    write_image(
+        folder / "fw-ConnectX6Dx-rel-22_38_1002-MCX623106AN-CDA_Ax.bin", PSID_CX6DX, "22.38.1002"
+    )
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("extra", "shown"),
+    [
+        ({"rdma_nic_firmware_src": "https://example.invalid/fw/"}, "never downloaded"),
+        ({"rdma_nic_firmware_src": "/nonexistent/firmware"}, "no such directory on the controller"),
+        ({"rdma_nic_firmware_dir": "firmware"}, "must be an absolute path"),
+        ({"rdma_nic_firmware_version": "latest"}, "rdma_nic_firmware_version"),
+    ],
+)
+def test_bad_firmware_input(run_play, extra, shown):
+    proc, output = run_play({"rdma_nic_firmware_update": True, **extra})
+    failed_early(proc, output)
+    assert tasks_run(output)[-1] == "rdma_nic : Validate the firmware image source"
+    line = message(output, shown)
+    name, value = next(iter(extra.items()))
+    assert name in line and value in line
+
+
+def test_firmware_source_without_images(run_play, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "fw.bin.zip").write_text("zipped, not usable\n")
+    proc, output = run_play({"rdma_nic_firmware_update": True, "rdma_nic_firmware_src": str(empty)})
+    failed_early(proc, output)
+    assert "holds no *.bin firmware image" in message(output, "rdma_nic_firmware_src")
+
+
+def test_missing_image_choices(run_play):
+    proc, output = run_play({"rdma_nic_firmware_missing_image": "ignore"})
+    failed_early(proc, output)
+    line = next(line for line in output.splitlines() if "rdma_nic_firmware_missing_image" in line)
+    assert "fail" in line and "skip" in line
+
+
+def test_firmware_input_is_not_checked_while_the_update_is_off(run_play):
+    proc, output = run_play(
+        {"rdma_nic_firmware_src": "/nonexistent"}, "--tags", "rdma_nic-validate"
+    )
+    assert proc.returncode == 0, output
+
+
+def test_good_firmware_input_passes_validation(run_play, image_src):
+    proc, output = run_play(
+        {
+            "rdma_nic_firmware_update": True,
+            "rdma_nic_firmware_src": str(image_src),
+            "rdma_nic_firmware_version": "22.39.2048",
+        },
+        "--tags",
+        "rdma_nic-validate",
+    )
+    assert proc.returncode == 0, output
+    assert "rdma_nic : Validate the firmware image source" in tasks_run(output)
+
+
+# --- firmware image update, whole role ----------------------------------------------
+# The role runs on localhost against one of this machine's real PCI functions (any: the
+# module only checks that it exists), with a STAND-IN `mstflint` executable first on PATH
+# (tests/unit/mstflint_standin.py: a ConnectX card and its flash, kept in a JSON file
+# between runs). Only the validate, firmware and reboot steps run (tags): nothing here
+# installs packages or reaches a real NIC.
+
+
+@pytest.fixture
+def firmware_play(run_cli, tmp_path, image_src):
+    functions = sorted(Path("/sys/bus/pci/devices").iterdir())
+    assert functions, "this machine shows no PCI function in /sys/bus/pci/devices"
+    pci = functions[0].name
+    state = tmp_path / "flint-state.json"
+    install_cli(tmp_path / "bin", state, FlintCard(pci=pci, psid=PSID_CX6DX, flash="22.36.1010"))
+    write_image(
+        image_src / "fw-ConnectX6Dx-rel-22_39_2048-MCX623106AN-CDA_Ax.bin", PSID_CX6DX, "22.39.2048"
+    )
+    host_dir = tmp_path / "host-firmware"
+    playbook = tmp_path / "rdma_nic.yml"
+    playbook.write_text(play(ROLE))
+
+    def run(*args: str):
+        extra = {
+            "rdma_nic_devices": [pci],
+            "rdma_nic_tool": "mstconfig",
+            "rdma_nic_firmware_update": True,
+            "rdma_nic_firmware_src": str(image_src),
+            "rdma_nic_firmware_dir": str(host_dir),
+        }
+        proc = run_cli(
+            "ansible-playbook",
+            "-i",
+            "localhost,",
+            str(playbook),
+            "--tags",
+            "rdma_nic-validate,rdma_nic-firmware",
+            "-e",
+            json.dumps(extra),
+            *args,
+            env={
+                "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+                "RDMA_FABRIC_FLINT_STATE": str(state),
+            },
+        )
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 0, output
+        calls = json.loads(state.read_text())["calls"]
+        burns = [argv for argv in calls if argv[-1] == "burn"]
+        return output, burns
+
+    run.pci = pci
+    run.host_dir = host_dir
+    return run
+
+
+def test_firmware_update_burns_once_and_asks_for_one_reboot(firmware_play, image_src):
+    output, burns = firmware_play("--check", "--diff")
+    assert burns == [], "--check burned"
+    assert "cannot be compared in this dry run" in output, output
+    assert not firmware_play.host_dir.exists()
+
+    output, burns = firmware_play()
+    assert len(burns) == 1
+    assert burns[0][burns[0].index("-i") + 1].endswith("rel-22_39_2048-MCX623106AN-CDA_Ax.bin")
+    assert recap(output)["changed"] >= 2  # the copy and the burn
+    assert f"needs a reboot for the firmware (settings or image) of {firmware_play.pci}" in output
+    assert (
+        firmware_play.host_dir / "fw-ConnectX6Dx-rel-22_39_2048-MCX623106AN-CDA_Ax.bin"
+    ).is_file()
+
+    output, burns = firmware_play()
+    assert len(burns) == 1, "the second run burned again"
+    assert recap(output)["changed"] == 0
+    assert "reboot it yourself" in output, "the burned firmware still waits for its reboot"
+
+    output, burns = firmware_play("--check", "--diff")
+    assert len(burns) == 1 and recap(output)["changed"] == 0
