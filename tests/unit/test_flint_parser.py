@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import fixture_text
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.flint import (
     FlintParseError,
@@ -23,17 +24,11 @@ FIXTURES = Path(__file__).parent / "fixtures" / "flint"
 
 
 def load(name: str) -> str:
-    lines = (FIXTURES / name).read_text().splitlines(keepends=True)
-    while lines and lines[0].startswith("# "):
-        lines.pop(0)
-    return "".join(lines)
+    return fixture_text.load(FIXTURES, name)
 
 
 def test_every_fixture_says_where_its_format_comes_from():
-    names = sorted(FIXTURES.glob("*.txt"))
-    assert len(names) >= 7
-    for path in names:
-        assert path.read_text().startswith("# format: "), path.name
+    fixture_text.assert_sources_named(FIXTURES, 7)
 
 
 # fixture, image type, psid, flash (next boot), running, pending

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import fixture_text
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.mlxconfig import (
     MlxconfigParseError,
@@ -24,16 +25,11 @@ FIXTURES = Path(__file__).parent / "fixtures" / "mlxconfig"
 
 
 def load(name: str) -> str:
-    lines = (FIXTURES / name).read_text().splitlines(keepends=True)
-    while lines and lines[0].startswith("# "):
-        lines.pop(0)
-    return "".join(lines)
+    return fixture_text.load(FIXTURES, name)
 
 
 def test_every_fixture_says_where_its_format_comes_from():
-    for path in sorted(FIXTURES.glob("*.txt")):
-        head = path.read_text().splitlines()[0]
-        assert head.startswith("# format: "), path.name
+    fixture_text.assert_sources_named(FIXTURES, 10)
 
 
 # name, type, device, columns, {param: next_boot}, number of params

@@ -28,13 +28,6 @@ author: rdma-fabric contributors
 requirements:
   - C(mstconfig) from mstflint, or C(mlxconfig) from NVIDIA MFT, on the managed host; root.
 options:
-  device:
-    description:
-      - The ConnectX device, as a PCI address (C(0000:3b:00.0) or C(3b:00.0)), an RDMA
-        device name (C(mlx5_0), resolved through C(/sys/class/infiniband/NAME/device)) or
-        a device path such as C(/dev/mst/mt4119_pciconf0).
-    type: str
-    required: true
   tool:
     description:
       - Which tool to run. C(auto) uses C(mlxconfig) when installed (NVIDIA MFT knows the
@@ -90,6 +83,7 @@ options:
     elements: str
     default: []
 extends_documentation_fragment:
+  - rdma.fabric.connectx
   - rdma.fabric.sysfs
 attributes:
   check_mode:
@@ -190,6 +184,11 @@ reboot_required:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.connectx import (
+    device_target,
+    find_tool,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils.connectx import run_tool as connectx_run
 from ansible_collections.rdma.fabric.plugins.module_utils.mlxconfig import (
     MlxconfigParseError,
     next_boot,
@@ -197,10 +196,6 @@ from ansible_collections.rdma.fabric.plugins.module_utils.mlxconfig import (
     parse_query,
     set_argument,
     values_match,
-)
-from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
-    DeviceNotFound,
-    pci_target,
 )
 
 NAMED = (
@@ -241,45 +236,14 @@ def requested_settings(module):
     return wanted
 
 
-def resolve_device(module):
-    """(argument for -d, PCI address or path); fails naming the device when unknown."""
-    try:
-        target = pci_target(module.params["sysfs_root"], module.params["device"])
-    except DeviceNotFound as exc:
-        module.fail_json(msg=str(exc))
-    return target, target
-
-
-def find_tool(module):
-    choice = module.params["tool"]
-    names = ["mlxconfig", "mstconfig"] if choice == "auto" else [choice]
-    for name in names:
-        path = module.get_bin_path(name)
-        if path:
-            return path
-    module.fail_json(
-        msg=f"{' or '.join(names)} not found: "
-        "install mstflint (mstconfig) or NVIDIA MFT (mlxconfig)"
-    )
-
-
 def run_tool(module, argv, what):
-    rc, out, err = module.run_command(argv, check_rc=False)
-    errors = parse(out + "\n" + err)["errors"]
-    if rc != 0 or errors:
-        detail = "; ".join(errors) or (err or out).strip() or f"exit status {rc}"
-        hint = ""
-        if "Unsupported device" in detail:
-            hint = " (mstflint 4.26+ dropped ConnectX-3 and older; try tool=mlxconfig)"
-        module.fail_json(
-            msg=f"{os.path.basename(argv[0])} {what} on {module.params['device']} failed: "
-            f"{detail}{hint}",
-            rc=rc,
-            stdout=out,
-            stderr=err,
-            cmd=argv,
-        )
-    return out
+    return connectx_run(
+        module,
+        argv,
+        f"{what} on {module.params['device']}",
+        lambda text: parse(text)["errors"],
+        [("Unsupported device", "mstflint 4.26+ dropped ConnectX-3 and older; try tool=mlxconfig")],
+    )
 
 
 def query(module, tool, target):
@@ -338,8 +302,10 @@ def main():
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
 
     wanted = requested_settings(module)
-    target, address = resolve_device(module)
-    tool = find_tool(module)
+    target = address = device_target(module)
+    tool = find_tool(
+        module, ["mlxconfig", "mstconfig"], "install mstflint (mstconfig) or NVIDIA MFT (mlxconfig)"
+    )
     table = query(module, tool, target)
     skipped = check_names(module, table, wanted)
 

@@ -25,13 +25,6 @@ author: rdma-fabric contributors
 requirements:
   - C(mstflint) from mstflint, or C(flint) from NVIDIA MFT, on the managed host; root.
 options:
-  device:
-    description:
-      - The ConnectX device, as a PCI address (C(0000:3b:00.0) or C(3b:00.0)), an RDMA
-        device name (C(mlx5_0), resolved through C(/sys/class/infiniband/NAME/device)) or
-        a device path such as C(/dev/mst/mt4125_pciconf0).
-    type: str
-    required: true
   image_dir:
     description:
       - Directory on the managed host with the firmware images (C(*.bin), unzipped as
@@ -64,6 +57,7 @@ options:
     choices: [auto, mstflint, flint]
     default: auto
 extends_documentation_fragment:
+  - rdma.fabric.connectx
   - rdma.fabric.sysfs
 attributes:
   check_mode:
@@ -174,46 +168,21 @@ import glob
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.connectx import (
+    device_target,
+    find_tool,
+    run_tool,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils.flint import (
     FlintParseError,
     messages,
     parse_query,
     parse_version,
 )
-from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
-    DeviceNotFound,
-    pci_target,
-)
-
-
-def find_tool(module):
-    choice = module.params["tool"]
-    names = ["flint", "mstflint"] if choice == "auto" else [choice]
-    for name in names:
-        path = module.get_bin_path(name)
-        if path:
-            return path
-    module.fail_json(msg=f"{' or '.join(names)} not found: install mstflint or NVIDIA MFT (flint)")
-
-
-def run_tool(module, argv, what):
-    rc, out, err = module.run_command(argv, check_rc=False)
-    if rc != 0:
-        detail = (
-            "; ".join(messages(out + "\n" + err)) or (err or out).strip() or f"exit status {rc}"
-        )
-        module.fail_json(
-            msg=f"{os.path.basename(argv[0])} {what} failed: {detail}",
-            rc=rc,
-            stdout=out,
-            stderr=err,
-            cmd=argv,
-        )
-    return out
 
 
 def query(module, argv, what):
-    out = run_tool(module, argv, what)
+    out = run_tool(module, argv, what, messages)
     try:
         return parse_query(out)
     except FlintParseError as exc:
@@ -286,11 +255,8 @@ def main():
     )
     device = module.params["device"]
     wanted_version(module)
-    try:
-        target = pci_target(module.params["sysfs_root"], device)
-    except DeviceNotFound as exc:
-        module.fail_json(msg=str(exc))
-    tool = find_tool(module)
+    target = device_target(module)
+    tool = find_tool(module, ["flint", "mstflint"], "install mstflint or NVIDIA MFT (flint)")
     state = query(module, [tool, "-d", target, "query"], f"the query of {device}")
     try:
         flash = parse_version(state["next_boot_version"])
@@ -316,7 +282,10 @@ def main():
     pending = state["reboot_pending"]
     if burn and not module.check_mode:
         run_tool(
-            module, [tool, "-d", target, "-i", image["path"], "-y", "burn"], f"burn of {device}"
+            module,
+            [tool, "-d", target, "-i", image["path"], "-y", "burn"],
+            f"burn of {device}",
+            messages,
         )
         state = query(
             module, [tool, "-d", target, "query"], f"the query of {device} after the burn"
