@@ -628,7 +628,6 @@ def test_soft_roce_parent_down(run, tools, tmp_path):
     }
 
 
-@pytest.mark.xfail(reason="a multi-line ibv_devinfo error becomes a multi-line problem")
 def test_soft_roce_without_its_verbs_provider(run, tools, tmp_path):
     # The kernel has rxe0 but libibverbs cannot load the rxe provider: ibv_devinfo sees
     # no device and says so in two stderr lines. sysfs still lists the port.
@@ -725,6 +724,11 @@ def test_no_rdma_device(run, tools, tmp_path, make_sys):
     assert health["rails"] == []
     _, failures = judge(result, device_count=2)
     assert failures[("devices", None)] == "0 of 2 (none)"
+
+
+def test_ibv_devinfo_failing_silently_is_still_a_problem(run, tools, tmp_path):
+    tools.devinfo(rc=1)
+    assert run()["problems"] == ["ibv_devinfo failed (rc 1): no output"]
 
 
 def test_tools_not_installed(run, tools, tmp_path):
