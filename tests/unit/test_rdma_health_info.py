@@ -805,7 +805,6 @@ def test_unknown_option_fails_naming_it(run, tools, tmp_path):
     assert tools.calls == []
 
 
-@pytest.mark.xfail(reason="host_health does not name a wanted device that is missing")
 def test_wanted_device_that_does_not_exist_is_named(run, tools, tmp_path):
     # rdma_verify_devices names a device this host lacks: the devices check fails and
     # names it, also when another wanted device is there.
