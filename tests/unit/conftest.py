@@ -72,9 +72,13 @@ def run_cli(ansible_env):
 
 @pytest.fixture(scope="session")
 def run_module_on_localhost(run_cli):
-    """Run one module ad hoc on localhost; returns (CompletedProcess, the host's result)."""
+    """Run one module ad hoc on localhost; returns (CompletedProcess, the host's result).
 
-    def run(module: str, module_args: str, *extra: str):
+    env: more environment for the ansible process (e.g. a PATH that puts stand-in
+    commands first).
+    """
+
+    def run(module: str, module_args: str, *extra: str, env: dict[str, str] | None = None):
         proc = run_cli(
             "ansible",
             "localhost",
@@ -88,6 +92,7 @@ def run_module_on_localhost(run_cli):
             module_args,
             *extra,
             env={
+                **(env or {}),
                 "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
                 "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
             },
@@ -110,7 +115,9 @@ def module_with_tool(monkeypatch, capsys):
 
     ``module_with_tool(module, tool, **defaults)`` returns ``run(check_mode=False,
     diff=False, **args)`` -> the module's result. AnsibleModule.run_command goes to
-    ``tool.run(argv)``; get_bin_path finds only ``tool.tool`` (as /usr/bin/NAME).
+    ``tool.run(argv)``; get_bin_path finds only ``tool.tool`` (as /usr/bin/NAME): one
+    command name, or the names of the commands a stand-in answers for (read at each
+    lookup, so a test can take one away).
     """
 
     def bind(module, tool, **defaults):
@@ -118,7 +125,8 @@ def module_with_tool(monkeypatch, capsys):
             return tool.run(args)
 
         def get_bin_path(self, name, required=False, opt_dirs=None):
-            return f"/usr/bin/{name}" if name == tool.tool else None
+            names = {tool.tool} if isinstance(tool.tool, str) else set(tool.tool)
+            return f"/usr/bin/{name}" if name in names else None
 
         monkeypatch.setattr(basic.AnsibleModule, "run_command", run_command)
         monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", get_bin_path)

@@ -7,8 +7,11 @@ The layout follows the kernel's:
     sys/devices/<bus path>/infiniband/DEV/device -> ../../../<pci function>
     sys/devices/<bus path>/infiniband/DEV/ports/N/{state,phys_state,rate,link_layer,lid,sm_lid}
     sys/devices/<bus path>/infiniband/DEV/ports/N/gid_attrs/ndevs/I   (RoCE GIDs)
-    sys/devices/<pci function>/net/NETDEV/dev_port
+    sys/devices/<bus path>/infiniband/DEV/ports/N/gids/I, gid_attrs/types/I
+    sys/devices/<bus path>/infiniband/DEV/ports/N/counters/NAME         (PMA counters)
+    sys/devices/<pci function>/net/NETDEV/{dev_port,mtu}
     sys/devices/virtual/infiniband/rxeN/parent                          (Soft-RoCE)
+    sys/class/net/NETDEV -> ../../devices/<device path>/net/NETDEV
 
 Every value ends with a newline, as sysfs attributes do.
 
@@ -41,8 +44,13 @@ class Port:
     # InfiniBand ports have gid_attrs/ndevs/N too, but reading them fails (an IB GID
     # has no netdev). A directory in place of the file makes open() fail the same way.
     gid_ndev_unreadable: bool = False
-    # GID index -> (gid, type) for gids/N and gid_attrs/types/N.
-    gids: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # GID index -> (gid, type) for gids/N and gid_attrs/types/N; a type of None writes
+    # no types/N (the kernel's types/N of an empty, all-zero entry fails to read).
+    gids: dict[int, tuple[str, str | None]] = field(default_factory=dict)
+    # counter name -> value under ports/N/counters (the PMA counters perfquery reads).
+    # None: no counters directory at all, as on Soft-RoCE (rxe has no process_mad, so
+    # the kernel creates none). A value of None makes the file unreadable (a directory).
+    counters: dict[str, int | str | None] | None = None
 
 
 def _write(path: Path, value: str | None) -> None:
@@ -69,12 +77,14 @@ def add_device(
     node_guid: str | None = None,
     fw_ver: str | None = None,
     hca_type: str | None = None,
+    mtu: int | None = None,
 ) -> Path:
     """Create one RDMA device under root; return its (real) directory.
 
     pci: PCI function ("0000:1a:00.0") that owns the device, or None for a virtual
     device such as rxe. netdevs: netdev name -> dev_port (None: no dev_port file),
-    created under the PCI function's net/ directory.
+    created under the PCI function's net/ directory, each with this mtu (None: no
+    mtu file).
     """
     sys_dir = root / "sys"
     if pci is not None:
@@ -86,6 +96,7 @@ def add_device(
             net_dir = func_dir / "net" / netdev
             net_dir.mkdir(parents=True)
             _write(net_dir / "dev_port", None if dev_port is None else str(dev_port))
+            _write(net_dir / "mtu", None if mtu is None else str(mtu))
             _symlink(sys_dir / "class" / "net" / netdev, net_dir)
     else:
         if netdevs:
@@ -119,7 +130,56 @@ def add_device(
         for index, (gid, kind) in port.gids.items():
             _write(port_dir / "gids" / str(index), gid)
             _write(port_dir / "gid_attrs" / "types" / str(index), kind)
+        if port.counters is not None:
+            counters_dir = port_dir / "counters"
+            counters_dir.mkdir()
+            for name, value in port.counters.items():
+                if value is None:
+                    (counters_dir / name).mkdir()
+                else:
+                    _write(counters_dir / name, str(value))
     return dev_dir
+
+
+def add_netdev(
+    root: Path, name: str, mtu: int, *, device: str = f"{PCI_DOMAIN}/0000:00:04.0/virtio1"
+) -> Path:
+    """A netdev of no RDMA device (the parent of an rxe link): its mtu and class link.
+
+    device: the path under sys/devices that owns it; the default is where a VM's
+    virtio-net NIC sits.
+    """
+    net_dir = root / "sys" / "devices" / device / "net" / name
+    net_dir.mkdir(parents=True)
+    _write(net_dir / "mtu", str(mtu))
+    _symlink(root / "sys" / "class" / "net" / name, net_dir)
+    return net_dir
+
+
+ZERO_GID = "0000:0000:0000:0000:0000:0000:0000:0000"
+
+
+def roce_gids(interface_id: str, ipv4: str | None = None) -> dict[int, tuple[str, str]]:
+    """The GID table the kernel fills for a RoCE netdev, as Port.gids.
+
+    Every address of the netdev gets a RoCE v1 entry and a RoCE v2 entry: first the
+    IPv6 link-local one (fe80::<interface_id>, present whenever the netdev is up), then
+    the IPv4 address, IPv4-mapped (::ffff:a.b.c.d). sysfs prints each GID in full
+    (eight groups of four hex digits) and each type as "IB/RoCE v1" or "RoCE v2".
+    """
+    link_local = f"fe80:0000:0000:0000:{interface_id}"
+    gids = {0: (link_local, "IB/RoCE v1"), 1: (link_local, "RoCE v2")}
+    if ipv4 is not None:
+        a, b, c, d = (int(octet) for octet in ipv4.split("."))
+        mapped = f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+        gids[2] = (mapped, "IB/RoCE v1")
+        gids[3] = (mapped, "RoCE v2")
+    return gids
+
+
+def _ndevs(gids: dict[int, tuple[str, str | None]] | None, netdev: str) -> dict[int, str]:
+    """gid_attrs/ndevs of a GID table: the netdev of every populated (typed) entry."""
+    return {index: netdev for index, (_, kind) in (gids or {}).items() if kind is not None}
 
 
 # --- canned hosts -------------------------------------------------------------------
@@ -144,6 +204,7 @@ def add_cx7_ib(root: Path, name: str = "mlx5_0", pci: str = "0000:1a:00.0") -> P
         node_guid="946d:ae03:00cd:e72c",
         fw_ver="28.39.1002",
         hca_type="MT4129",
+        mtu=4092,
     )
 
 
@@ -155,14 +216,22 @@ def add_cx6dx_roce(
     *,
     up: bool = True,
     node_guid: str = "946d:ae03:00c2:b690",
+    gids: dict[int, tuple[str, str | None]] | None = None,
+    mtu: int = 1500,
+    counters: dict[str, int | str | None] | None = None,
 ) -> Path:
-    """ConnectX-6 Dx (MT4125) RoCE port: link layer Ethernet, GIDs carry the netdev."""
+    """ConnectX-6 Dx (MT4125) RoCE port: link layer Ethernet, GIDs carry the netdev.
+
+    gids: the GID table (roce_gids() builds the kernel's); None leaves gids/ empty.
+    """
     port = Port(
         state="4: ACTIVE" if up else "1: DOWN",
         phys_state="5: LinkUp" if up else "3: Disabled",
         rate="100 Gb/sec (2X HDR)" if up else "40 Gb/sec (4X QDR)",
         link_layer="Ethernet",
-        gid_ndevs={0: netdev, 1: netdev},
+        gid_ndevs={0: netdev, 1: netdev} | _ndevs(gids, netdev),
+        gids=gids or {},
+        counters=counters,
     )
     return add_device(
         root,
@@ -173,25 +242,47 @@ def add_cx6dx_roce(
         node_guid=node_guid,
         fw_ver="22.38.1002",
         hca_type="MT4125",
+        mtu=mtu,
     )
 
 
-def add_rxe(root: Path, name: str = "rxe0", parent: str = "ens4", *, with_gids: bool = False):
+RXE_NODE_GUID = "5054:00ff:fe12:3456"
+
+
+def add_rxe(
+    root: Path,
+    name: str = "rxe0",
+    parent: str = "ens4",
+    *,
+    with_gids: bool = False,
+    ipv4: str | None = None,
+    mtu: int | None = None,
+    state: str = "4: ACTIVE",
+    phys_state: str = "5: LinkUp",
+):
     """Soft-RoCE link: a virtual device with a `parent` file and no device/net.
 
-    In a VM on virtio-net (speed unknown) rxe reports the 1X SDR rate.
+    In a VM on virtio-net (speed unknown) rxe reports the 1X SDR rate. ipv4: fill the
+    GID table as the kernel does for a parent with this address (implies with_gids).
+    mtu: also create the parent netdev with this MTU. rxe has no port counters.
     """
+    gids = roce_gids(RXE_NODE_GUID, ipv4) if ipv4 is not None else {}
     port = Port(
+        state=state,
+        phys_state=phys_state,
         rate="2.5 Gb/sec (1X SDR)",
         link_layer="Ethernet",
-        gid_ndevs={0: parent} if with_gids else {},
+        gid_ndevs=_ndevs(gids, parent) if gids else ({0: parent} if with_gids else {}),
+        gids=gids,
     )
+    if mtu is not None:
+        add_netdev(root, parent, mtu)
     return add_device(
         root,
         name,
         {1: port},
         parent=parent,
-        node_guid="5054:00ff:fe12:3456",
+        node_guid=RXE_NODE_GUID,
         fw_ver="",
     )
 

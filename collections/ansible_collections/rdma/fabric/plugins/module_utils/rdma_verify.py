@@ -45,11 +45,20 @@ def host_health(info, expect):
     count = expect.get("device_count") or 0
     found = ", ".join(devices) or "none"
     if count:
-        checks.append(
-            _check("devices", len(devices) == count, f"{len(devices)} of {count} ({found})")
-        )
+        ok, text = len(devices) == count, f"{len(devices)} of {count} ({found})"
     else:
-        checks.append(_check("devices", devices, f"found: {found}"))
+        ok, text = bool(devices), f"found: {found}"
+    # A device the inventory asks for must be there (and of the asked link layer).
+    present = {p["device"] for p in ports}
+    layer = expect.get("link_layer") or ""
+    missing = [
+        f"{name} (not {layer})" if name in present and layer else name
+        for name in expect.get("devices") or []
+        if name not in devices
+    ]
+    if missing:
+        ok, text = False, f"{text}; not found: {', '.join(missing)}"
+    checks.append(_check("devices", ok, text))
     for problem in info.get("problems") or []:
         checks.append(_check("tools", False, problem))
     rails = []

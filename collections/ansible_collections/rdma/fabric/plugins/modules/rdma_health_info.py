@@ -74,6 +74,12 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
 )
 
 
+def _one_line(text):
+    """A tool's message as one line: its non-blank lines joined by '; '."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return "; ".join(lines) or "no output"
+
+
 def _counters(root, device, port):
     folder = os.path.join(root, SYSFS_IB, device, "ports", str(port), "counters")
     try:
@@ -97,7 +103,7 @@ def main():
         rc, out, err = module.run_command([ibv_devinfo])
         devinfo = parse_ibv_devinfo(out)
         if rc != 0 and not devinfo:
-            problems.append(f"ibv_devinfo failed (rc {rc}): {(err or out).strip()}")
+            problems.append(f"ibv_devinfo failed (rc {rc}): {_one_line(err or out)}")
     else:
         problems.append("ibv_devinfo not found (libibverbs-utils / rdma-core)")
     version = None
