@@ -3,6 +3,12 @@
 # included), or those of the roles named as arguments. Stops at the first failure.
 set -eu
 cd "$(dirname "$0")/../.."
+# Two checkouts on one machine (worktrees, a CI clone) must not share containers or
+# Molecule's state: Molecule keys its state directory by the role directory's name only.
+# Instance names (rf-${RDMA_FABRIC_ROLE}-<scenario>-<platform>) and the state directory
+# carry a short hash of this checkout's path.
+checkout=$(pwd | sha256sum | cut -c1-6)
+state_root=${XDG_CACHE_HOME:-$HOME/.cache}/molecule/rdma-fabric-$checkout
 roles=${*:-$(ls roles)}
 ran=0
 for role in $roles; do
@@ -12,7 +18,10 @@ for role in $roles; do
         [ -f "$scenario_dir/molecule.yml" ] || continue
         echo "=== molecule test: $role/$scenario"
         start=$(date +%s)
-        (cd "roles/$role" && RDMA_FABRIC_ROLE=$role molecule test --scenario-name "$scenario")
+        (cd "roles/$role" \
+            && RDMA_FABRIC_ROLE=$role-$checkout \
+               MOLECULE_EPHEMERAL_DIRECTORY=$state_root/$role/$scenario \
+               molecule test --scenario-name "$scenario")
         echo "=== $role/$scenario passed in $(( $(date +%s) - start )) s"
         ran=$((ran + 1))
     done
