@@ -24,7 +24,7 @@ help:
 	@echo "make molecule    Molecule scenarios only (ROLES='rdma_stack' to pick)"
 	@echo "make images      build the Debian base images (cached in $(RDMA_FABRIC_CACHE))"
 	@echo "make lab-up      boot the lab VMs (idempotent); make lab-down stops them"
-	@echo "make e2e         lab end-to-end test: lab up, site.yml twice, real traffic, a fault run, lab down"
+	@echo "make e2e         lab end-to-end test: lab up, site.yml twice, real traffic, --check --diff, a fault run, lab down"
 	@echo "make bench       pair_rounds for 4,096 hosts; verify.yml's overhead in the lab (lab up)"
 
 deps:

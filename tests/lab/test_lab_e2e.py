@@ -3,9 +3,10 @@
 Phases (each timed, the timings printed): site.yml with the lab down must stop at once
 with one line; lab up (3 VMs); site.yml first run: every pair of the full schedule with
 real ib_write_bw numbers in the report; site.yml second run with changed=0 on every
-host; the fault run: one VM's fabric link down, then playbooks/verify.yml must fail
-after writing a report in which that VM's tests fail with a clear error, the others
-pass and isolation names it; lab down.
+host; site.yml --check --diff: changed=0, failed=0, no diff, no traffic and no report
+(rdma_verify's health checks only); the fault run: one VM's fabric link down, then
+playbooks/verify.yml must fail after writing a report in which that VM's tests fail with
+a clear error, the others pass and isolation names it; lab down.
 RDMA_LAB_KEEP=1 leaves the lab up afterwards.
 """
 
@@ -63,6 +64,28 @@ def recap(output: str) -> dict[str, dict[str, int]]:
         m[0]: {"ok": int(m[1]), "changed": int(m[2]), "unreachable": int(m[3]), "failed": int(m[4])}
         for m in RECAP.findall(output)
     }
+
+
+def tasks_with(output: str, pattern: str) -> list[str]:
+    """The tasks (and handlers) with an output line that starts with pattern."""
+    found: list[str] = []
+    task = None
+    for line in output.splitlines():
+        header = re.match(r"(?:TASK|RUNNING HANDLER) \[(.+?)\]", line)
+        if header:
+            task = header[1]
+        elif task and re.match(pattern, line) and task not in found:
+            found.append(task)
+    return found
+
+
+def changed_tasks(output: str) -> list[str]:
+    return tasks_with(output, r"changed: \[")
+
+
+def diff_tasks(output: str) -> list[str]:
+    """Tasks that printed a diff (--diff: the "--- before" / "+++ after" headers)."""
+    return tasks_with(output, r"(?:--- before|\+\+\+ after)")
 
 
 def latest_report() -> dict:
@@ -125,8 +148,27 @@ def test_lab_end_to_end(lab):
     assert second.returncode == 0, second.stdout[-6000:]
     hosts = recap(second.stdout)
     changed = {name: h["changed"] for name, h in hosts.items() if h["changed"]}
-    tasks = re.findall(r"^TASK \[(.+?)\].*\n(?:(?!TASK ).*\n)*?changed: \[", second.stdout, re.M)
+    tasks = changed_tasks(second.stdout)
     assert not changed, f"second run changed something: {changed} in tasks {tasks}"
+
+    # Truthful in --check --diff on the converged lab: nothing would change, no diff, and
+    # rdma_verify runs its (read-only) health checks only: no traffic, no report.
+    latest = REPO / "reports" / "latest"
+    latest_target = os.readlink(latest)
+    check = run_timed(
+        "site.yml --check --diff", ansible_playbook("site.yml", "--check", "--diff"), 900
+    )
+    assert check.returncode == 0, check.stdout[-6000:] + check.stderr[-3000:]
+    hosts = recap(check.stdout)
+    assert {"lab1", "lab2", "lab3"} <= set(hosts), hosts
+    bad = {n: h for n, h in hosts.items() if h["changed"] or h["failed"] or h["unreachable"]}
+    assert not bad, f"--check --diff: {bad} in tasks {changed_tasks(check.stdout)}"
+    assert not diff_tasks(check.stdout), f"--check --diff printed diffs: {diff_tasks(check.stdout)}"
+    assert "RDMA verification in check mode (full): 3 hosts" in check.stdout, check.stdout[-3000:]
+    assert re.search(r"health checks: \d+ passed, 0 failed", check.stdout), check.stdout[-3000:]
+    assert "check mode sends no RDMA traffic (3 ib_write_bw test(s) in 3 round(s)" in check.stdout
+    assert "Start the servers of this round" not in check.stdout
+    assert os.readlink(latest) == latest_target, "a check run writes no report"
 
     # The fault: lab3's fabric link goes down before the bandwidth step. Full mode: with
     # 3 hosts, quick mode's 2 rounds would pair lab3 with both others and leave no

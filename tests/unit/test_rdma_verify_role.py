@@ -1,16 +1,19 @@
 """rdma_verify on localhost: input validation, and the report rendered by the role's
 own tasks (tasks/report.yml) from canned results: results.json, report.md (failures
 first), report.html (self-contained heat-map), junit.xml, the latest link, the summary
-and a failing exit after the report is written.
+and a failing exit after the report is written. Check mode: health checks only, no
+traffic, no report, no failure.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
+from role_play import recap
 
 PLAYS = {
     # The whole role, as playbooks/verify.yml applies it (tags reach its tasks).
@@ -33,6 +36,15 @@ PLAYS = {
       ansible.builtin.include_role:
         name: rdma_verify
         tasks_from: report.yml
+""",
+    # The whole role on every host of the inventory, each one this machine.
+    "hosts.yml": """\
+- name: Apply rdma_verify to hosts that are all this machine
+  hosts: all
+  connection: local
+  gather_facts: false
+  roles:
+    - role: rdma_verify
 """,
 }
 
@@ -165,3 +177,35 @@ def test_bad_input_fails_before_any_test(run_role, extra, needle):
     assert proc.returncode != 0, output
     assert needle in output, output
     assert "Gather the RDMA ports" not in output
+
+
+def test_check_mode_runs_health_only(run_role, tmp_path):
+    """This machine has no RDMA device: every health check fails and every planned test
+    would fail. Without --check the rounds run and the play fails after the report; with
+    --check --diff no round runs, no report is written, the play does not fail and says
+    what it did not run."""
+    reports = tmp_path / "reports"
+    extra = {"rdma_verify_report_dir": str(reports)}
+    hosts = ("-i", "lab1,lab2,")  # with localhost: 3 hosts, 3 rounds of one pair
+
+    proc, output = run_role("hosts.yml", extra, *hosts, "--check", "--diff")
+    assert proc.returncode == 0, output
+    assert "Gather the RDMA ports" in output
+    assert "check mode (full): 3 hosts as they are now, health checks only" in output
+    assert "check mode sends no RDMA traffic (3 ib_write_bw test(s) in 3 round(s)" in output
+    assert "FAIL check lab1 devices" in output
+    assert "report: none written in check mode" in output
+    assert "traffic.yml" not in output and "round.yml" not in output
+    assert "RDMA verification FAILED" not in output
+    assert "--- before" not in output
+    assert not reports.exists()
+    for host in ("localhost", "lab1", "lab2"):
+        counts = recap(output, host)
+        assert counts["changed"] == 0 and counts["failed"] == 0, (host, counts)
+
+    proc, output = run_role("hosts.yml", extra, *hosts)
+    assert proc.returncode == 2, output
+    assert len(re.findall(r"round\.yml for .+ \(item=round \d of 3\)", output)) == 3, output
+    assert "RDMA verification FAILED (full): 3 hosts" in output
+    assert "tests: 0 passed, 3 failed" in output
+    assert (reports / "latest" / "results.json").is_file()
