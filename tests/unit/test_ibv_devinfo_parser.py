@@ -269,6 +269,18 @@ def test_verbose_device_fields():
     assert not {"BAD_PKEY_CNTR", "XRC", "SUPPORT_RAW_PACKET", "IBV_TM_CAP_RC"} & set(device)
 
 
+def test_verbose_tag_matching_max_sge_is_not_the_device_max_sge():
+    # -v prints the tag-matching caps (max_rndv_hdr_size, max_num_tags, max_ops, max_sge,
+    # flags) at the device's own indent, after the device's max_sge: a later line with
+    # the same key does not replace a device's or a port's field.
+    text = load(VERBOSE)
+    assert text.index("\tmax_sge:\t\t\t30\n") < text.index("\tmax_sge:\t\t\t1\n")
+    for device in parse(VERBOSE).values():
+        assert device["max_sge"] == "30"
+        assert device["max_sge_rd"] == "30"
+        assert device["max_num_tags"] == "127"
+
+
 def test_verbose_port_has_the_plain_output_fields_too():
     plain = parse("roce_cx7_tabs.txt")["mlx5_0"]["ports"][1]
     verbose = parse(VERBOSE)["mlx5_0"]["ports"][1]
