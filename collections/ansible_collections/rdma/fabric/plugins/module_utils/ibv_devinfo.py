@@ -12,6 +12,8 @@
                         link_layer:		Ethernet
 Tabs or spaces, depending on the build. `-v` adds GID[ n]: lines (not parsed here:
 the GID table comes from sysfs). Values with "(n)" keep the text; *_mtu become ints.
+`-v` also prints capability blocks at the device's indent whose keys repeat earlier
+ones (the tag-matching caps' max_sge after the device's max_sge): the first value wins.
 """
 
 from __future__ import annotations
@@ -47,8 +49,7 @@ def parse_ibv_devinfo(text):
             port = device["ports"].setdefault(int(value), {})
         elif key.startswith("GID"):
             continue
-        elif port is not None:
-            port[key] = _value(key, value)
         else:
-            device[key] = _value(key, value)
+            fields = device if port is None else port
+            fields.setdefault(key, _value(key, value))
     return devices
