@@ -3,6 +3,7 @@
 """Filters the rdma_verify role is built from (module_utils/rdma_verify.py holds the logic).
 
 verify_host_health(info, expect)        rdma_health_info result -> checks, rails
+verify_qos_check(gathered, policy, require_hw) roce_qos state=gathered -> the RoCE QoS check
 verify_plan(rounds, health, options, phase, first_port_index) -> rounds of tests
 verify_judge(planned rounds, outcomes)  -> one record per test, judged
 verify_isolation(records, health)       -> suspects, known-good hosts, retest rounds
@@ -32,6 +33,7 @@ class FilterModule:
     def filters(self):
         return {
             "verify_host_health": _wrap(rdma_verify.host_health),
+            "verify_qos_check": _wrap(rdma_verify.qos_check),
             "verify_plan": _wrap(rdma_verify.plan),
             "verify_judge": _wrap(rdma_verify.judge),
             "verify_isolation": _wrap(rdma_verify.isolation),

@@ -3,6 +3,7 @@
 """The logic of the rdma_verify role, kept out of Jinja so it can be tested.
 
 host_health   per-host checks from rdma.fabric.rdma_health_info, and the host's rails
+qos_check     the "RoCE QoS" check: rdma.fabric.roce_qos (state=gathered) against the policy
 fabric_checks checks across hosts (the same perftest version everywhere)
 plan          rounds of [a, b] pairs -> rounds of perftest tests (argv for both sides)
 judge         the tests' outcomes -> one record per test: measured, expected, pass
@@ -17,14 +18,20 @@ from ansible_collections.rdma.fabric.plugins.module_utils.perftest import (
     bw_average_gbps,
     lat_typical_us,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import desired_qos, mismatches
 
 # RoCE headers on top of the RDMA MTU (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28,
 # ICRC 4: iboe_get_mtu in the kernel): a 4096 active MTU needs a netdev MTU >= 4192.
 ROCE_OVERHEAD = 96
 
 
-def _check(name, ok, detail, device=None, port=None):
-    return {"check": name, "device": device, "port": port, "ok": bool(ok), "detail": detail}
+def _check(name, ok, detail, device=None, port=None, skipped=False):
+    """One check; skipped (not checked, and not failed) only appears when true."""
+    out = {"check": name, "device": device, "port": port, "ok": bool(ok), "detail": detail}
+    if skipped:
+        out["skipped"] = True
+    return out
 
 
 def _selected(ports, expect):
@@ -146,7 +153,73 @@ def host_health(info, expect):
         )
     version = info.get("perftest_version")
     checks.append(_check("perftest", version, f"version {version}" if version else "not found"))
-    return {"checks": checks, "rails": rails, "perftest_version": version}
+    # The netdevs of the chosen RoCE ports: the ones whose lossless QoS qos_check judges.
+    roce = sorted(
+        {p["netdev"] for p in chosen if p.get("link_layer") == "Ethernet" and p.get("netdev")}
+    )
+    return {"checks": checks, "rails": rails, "perftest_version": version, "roce_netdevs": roce}
+
+
+QOS_CHECK = "RoCE QoS"
+
+
+def qos_check(gathered, policy, require_hw=True):
+    """The "RoCE QoS" check of one host: what rdma.fabric.roce_qos (state=gathered,
+    interfaces=the host's RoCE netdevs) read back, against the fabric policy.
+
+    Passes when every netdev matches; fails naming each difference ("eth2: PFC on
+    0,0,0,0,0,0,0,0, policy wants priority 3"); a netdev without DCB (virtio, veth) or
+    a host without mlnx_qos and dcb is "not checked", a failure only when require_hw
+    (the roce_host_qos_require_hw semantics). The comparison is roce_qos.mismatches.
+    """
+    filled, errors = normalize_policy(policy)
+    if errors:
+        return _check(QOS_CHECK, False, "rdma_roce_policy is invalid: " + "; ".join(errors))
+    if "gathered" not in (gathered or {}):
+        reason = (gathered or {}).get("msg") or "rdma.fabric.roce_qos returned no read-back"
+        return _check(QOS_CHECK, False, f"cannot read the QoS: {_first_line(reason)}")
+    desired = desired_qos(filled)
+    differ, unchecked, matched, backends = [], [], [], set()
+    for entry in gathered["gathered"]:
+        iface = entry["interface"]
+        if not entry.get("supported"):
+            if entry.get("backend"):
+                unchecked.append(
+                    f"{iface} has no DCB support ({entry['backend']}: {entry.get('reason')})"
+                )
+            else:
+                unchecked.append(f"{iface}: {entry.get('reason')}")
+            continue
+        backends.add(entry.get("backend"))
+        before, expected = entry.get("before") or {}, entry.get("expected") or {}
+        want = expected.get("knobs") or {}
+        knobs = [
+            {"name": name, "have": have, "want": want[name]}
+            for name, have in sorted((before.get("knobs") or {}).items())
+            if name in want
+        ]
+        lines = mismatches(before.get("qos") or {}, desired, knobs)
+        if lines:
+            differ += [f"{iface}: {line}" for line in lines]
+        else:
+            matched.append(iface)
+    parts = list(differ)
+    if unchecked:
+        note = "; ".join(unchecked)
+        if require_hw:
+            parts.append(
+                f"{note}: a lossless RoCE port needs a DCB-capable NIC "
+                "(rdma_verify_qos_require_hw: false skips such ports)"
+            )
+        else:
+            parts.append(f"not checked: {note}")
+    if matched:
+        verb = "matches" if len(matched) == 1 else "match"
+        tools = ", ".join(sorted(b for b in backends if b))
+        parts.append(f"{', '.join(matched)} {verb} rdma_roce_policy ({tools})")
+    ok = not differ and not (unchecked and require_hw)
+    skipped = ok and not matched
+    return _check(QOS_CHECK, ok, "; ".join(parts) or "no RoCE netdev to check", skipped=skipped)
 
 
 def fabric_checks(health):
@@ -426,11 +499,13 @@ def report(health, records, isolate, options, stamp):
         checks += [dict(c, host=host) for c in health[host]["checks"]]
     verdict = verdicts(isolate, records) if isolate else {}
     failed_checks = [c for c in checks if not c["ok"]]
+    skipped_checks = [c for c in checks if c.get("skipped")]
     failed_tests = [r for r in records if not r["passed"]]
     summary = {
         "hosts": len(hosts),
         "checks": len(checks),
         "checks_failed": len(failed_checks),
+        "checks_skipped": len(skipped_checks),
         "tests": len(records),
         "tests_passed": len(records) - len(failed_tests),
         "tests_failed": len(failed_tests),

@@ -52,17 +52,32 @@ def desired_qos(policy):
     }
 
 
-def _ets_differs(current, desired):
+def _ets_differences(current, desired):
+    """What differs in ETS, in words; empty when ETS follows the policy."""
+    out = []
     if current.get("prio_tc") != desired["prio_tc"]:
-        return True
+        out.append(
+            f"priority->TC {_csv(current.get('prio_tc') or []) or 'unknown'}, "
+            f"policy wants {_csv(desired['prio_tc'])}"
+        )
     # Only traffic classes that carry a priority matter (mlnx_qos may not print others).
     for tc in sorted(set(desired["prio_tc"])):
         tsa = (current.get("tc_tsa") or [None] * 8)[tc]
-        if tsa != desired["tc_tsa"][tc]:
-            return True
-        if tsa == "ets" and (current.get("tc_bw") or [None] * 8)[tc] != desired["tc_bw"][tc]:
-            return True
-    return bool(current.get("willing"))
+        bw = (current.get("tc_bw") or [None] * 8)[tc]
+        want_tsa, want_bw = desired["tc_tsa"][tc], desired["tc_bw"][tc]
+        want = f"ets {want_bw}%" if want_tsa == "ets" else want_tsa
+        if tsa != want_tsa:
+            have = f"ets {bw}%" if tsa == "ets" else (tsa or "unset")
+            out.append(f"TC {tc} {have}, policy wants {want}")
+        elif tsa == "ets" and bw != want_bw:
+            out.append(f"TC {tc} ets {bw}%, policy wants {want}")
+    if current.get("willing"):
+        out.append("willing (takes a DCBX peer's settings), policy wants not willing")
+    return out
+
+
+def _ets_differs(current, desired):
+    return bool(_ets_differences(current, desired))
 
 
 def differing(current, desired):
@@ -112,6 +127,62 @@ def describe(current, desired, aspects):
                     _csv(desired["tc_bw"]),
                 )
             )
+    return lines
+
+
+def _priorities(prios):
+    """[3] -> 'priority 3'; [3, 4] -> 'priorities 3,4'; [] or None -> 'no priority'."""
+    if not prios:
+        return "no priority"
+    return ("priority " if len(prios) == 1 else "priorities ") + _csv(prios)
+
+
+def mismatches(current, desired, knobs=()):
+    """What differs from the policy, in words, one line per setting: the read-back a
+    verifier reports ("PFC on 0,0,0,0,0,0,0,0, policy wants priority 3").
+
+    current: a backend's read (as ``read`` returns it, or after a JSON round trip, whose
+    DSCP keys are strings); desired: ``desired_qos(policy)``; knobs: dicts with name,
+    have and want (``find_knobs``). The decision is ``differing``'s and ``knob_drift``'s:
+    this only words it.
+    """
+    current = dict(current)
+    current["dscp2prio"] = {int(d): p for d, p in (current.get("dscp2prio") or {}).items()}
+    lines = []
+    for aspect in differing(current, desired):
+        if aspect == "dcbx":
+            lines.append(
+                "DCBX firmware-controlled (a switch's DCBX can overwrite the host's QoS), "
+                "policy wants OS-controlled"
+            )
+        elif aspect == "trust":
+            lines.append(f"trust {current.get('trust')}, policy wants {desired['trust']}")
+        elif aspect == "dscp2prio":
+            have = current["dscp2prio"]
+            if desired["trust"] == "pcp":
+                lines.append(
+                    f"DSCP->priority entries for DSCP {_csv(sorted(have))}, "
+                    "policy trusts pcp (none wanted)"
+                )
+            for dscp, prios in desired["dscp2prio"].items():
+                if have.get(dscp) != prios:
+                    lines.append(
+                        f"DSCP {dscp} -> {_priorities(have.get(dscp))}, "
+                        f"policy wants priority {prios[0]}"
+                    )
+        elif aspect == "pfc":
+            have = current.get("pfc")
+            lines.append(
+                f"PFC on {_csv(have) if have else 'unknown'}, "
+                f"policy wants {_priorities([p for p, on in enumerate(desired['pfc']) if on])}"
+            )
+        elif aspect == "ets":
+            lines += [f"ETS {text}" for text in _ets_differences(current, desired)]
+    lines += [
+        f"{k['name']} is {k['have']}, policy wants {k['want']}"
+        for k in knobs
+        if k["have"] != k["want"]
+    ]
     return lines
 
 

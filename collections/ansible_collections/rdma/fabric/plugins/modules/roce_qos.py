@@ -22,13 +22,22 @@ description:
   - Returns the commands and writes that re-apply the whole policy from any state
     (C(boot_steps)), for a boot-time unit.
   - I(state=gathered) only reads and reports drift; it is the read-back for verification.
+    With I(interfaces) it reads several netdevs in one call (C(gathered), one entry per
+    netdev) and reports a netdev without DCB, or a host without mlnx_qos and dcb, as
+    unsupported unless I(require_hw) is true.
 version_added: 0.1.0
 author: rdma-fabric contributors
 options:
   interface:
-    description: The netdev of a RoCE port.
+    description:
+      - The netdev of a RoCE port. One of I(interface) and I(interfaces) is required.
     type: str
-    required: true
+  interfaces:
+    description:
+      - Several netdevs, read in one call; only with I(state=gathered). The result's
+        C(gathered) holds one entry per netdev, in this order.
+    type: list
+    elements: str
   policy:
     description:
       - The fabric policy (C(rdma_roce_policy)); unset keys take their defaults and bad
@@ -87,6 +96,14 @@ EXAMPLES = r"""
     state: gathered
   register: qos
 
+- name: Read back every RoCE netdev of a host in one call (rdma_verify does this)
+  rdma.fabric.roce_qos:
+    interfaces: [enp27s0f0np0, enp27s0f1np1]
+    policy: "{{ rdma_roce_policy | default({}) }}"
+    state: gathered
+    require_hw: false
+  register: qos_all
+
 - name: Skip NICs without DCB (virtio in a lab)
   rdma.fabric.roce_qos:
     interface: ens4
@@ -96,9 +113,17 @@ EXAMPLES = r"""
 RETURN = r"""
 interface:
   description: The netdev.
-  returned: always
+  returned: with I(interface)
   type: str
   sample: enp27s0f0np0
+gathered:
+  description:
+    - One entry per netdev of I(interfaces), each with the keys this module returns for
+      one I(interface) (C(interface), C(device), C(backend), C(supported), C(reason),
+      C(drift), C(knobs), C(expected), C(before), C(after)).
+  returned: with I(interfaces)
+  type: list
+  elements: dict
 device:
   description: The RDMA device and port behind the netdev, when there is one.
   returned: always
@@ -106,7 +131,7 @@ device:
   sample: {name: mlx5_1, port: 1}
 backend:
   description: The tool that reads and sets DCB state.
-  returned: always
+  returned: when the host has mlnx_qos or dcb
   type: str
   sample: mlnx_qos
 supported:
@@ -144,6 +169,12 @@ knobs:
 before:
   description: DCB state and knobs before the task.
   returned: always
+  type: dict
+expected:
+  description:
+    - What the policy asks for, in the shape of C(before) - the DCB state and the value
+      of each knob this kernel exposes.
+  returned: when supported
   type: dict
 after:
   description: DCB state and knobs after the task (read back; predicted in check mode).
@@ -192,25 +223,107 @@ def _view(qos, knobs, key):
     return {"qos": qos, "knobs": {k["name"]: k[key] for k in knobs}}
 
 
-def pick_backend(module):
+def pick_backend(module, required=True):
+    """The backend whose tool is installed; None when there is none and not required."""
     choice = module.params["backend"]
     names = ["mlnx_qos", "dcb"] if choice == "auto" else [choice]
     for name in names:
         binary = module.get_bin_path(name, opt_dirs=["/usr/sbin", "/sbin", "/usr/local/sbin"])
         if binary:
             return BACKENDS[name](binary)
+    if not required:
+        return None
     module.fail_json(
         msg=f"roce_qos: no {' or '.join(names)} on this host: install mlnx-tools "
         "(DOCA-OFED/MLNX_OFED) or iproute2 with dcb",
         interface=module.params["interface"],
+        interfaces=module.params["interfaces"],
     )
     return None
+
+
+def read_one(module, backend, iface, policy, desired):
+    """(entry, current DCB state or None, knobs): one netdev read, nothing changed.
+
+    entry holds what the module returns for the netdev; current is None when the
+    netdev (or the host, without a backend) cannot do DCB, and entry says why.
+    """
+    root = module.params["sysfs_root"]
+    entry = {"interface": iface, "supported": False, "drift": [], "knobs": {}}
+    device, port = rdma_port_of(root, iface)
+    entry["device"] = {"name": device, "port": port} if device else None
+    if backend is None:
+        choice = module.params["backend"]
+        tools = "mlnx_qos or dcb" if choice == "auto" else choice
+        entry.update(reason=f"no {tools} on this host", before={}, after={})
+        return entry, None, []
+    entry["backend"] = backend.name
+
+    def run(argv):
+        return module.run_command(argv)
+
+    current, reason = backend.read(run, iface)
+    if current is None:
+        entry.update(reason=reason, before={}, after={})
+        return entry, None, []
+    entry["supported"] = True
+    knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
+    entry.update(
+        drift=plan(backend, iface, current, desired)[2] + knob_drift(knobs),
+        knobs={k["name"]: k["have"] for k in knobs},
+        before=_view(current, knobs, "have"),
+        expected=_view(desired, knobs, "want"),
+    )
+    return entry, current, knobs
+
+
+def _must_be_netdev(module, iface, result):
+    if not os.path.isdir(os.path.join(module.params["sysfs_root"], "sys/class/net", iface)):
+        module.fail_json(msg=f"roce_qos: {iface} is not a network interface on this host", **result)
+
+
+def _unsupported(module, entry, result, verb):
+    """Fail on a netdev without DCB (require_hw), else warn."""
+    message = f"{entry['interface']} does not support DCB ({entry.get('backend') or 'no tool'}: "
+    message += f"{entry['reason']})"
+    if module.params["require_hw"]:
+        module.fail_json(
+            msg=f"roce_qos: {message}. A lossless RoCE port needs a DCB-capable NIC; "
+            "set require_hw=false (roce_host_qos_require_hw) to skip such NICs.",
+            **result,
+        )
+    module.warn(f"{message}: {verb}")
+
+
+def gather_all(module, policy, desired, result):
+    """state=gathered with interfaces: every netdev read in one call."""
+    ifaces = module.params["interfaces"]
+    if module.params["state"] != "gathered":
+        module.fail_json(
+            msg="roce_qos: interfaces (a list) is for state=gathered only; apply the policy "
+            "with one task per interface (loop over interface)",
+            **result,
+        )
+    for iface in ifaces:
+        _must_be_netdev(module, iface, result)
+    backend = pick_backend(module, required=module.params["require_hw"])
+    gathered = []
+    result["gathered"] = gathered
+    for iface in ifaces:
+        entry = read_one(module, backend, iface, policy, desired)[0]
+        gathered.append(entry)
+        if not entry["supported"]:
+            _unsupported(module, entry, result, "not read")
+    if backend is not None:
+        result["backend"] = backend.name
+    module.exit_json(**result)
 
 
 def main():
     module = AnsibleModule(
         argument_spec={
-            "interface": {"type": "str", "required": True},
+            "interface": {"type": "str"},
+            "interfaces": {"type": "list", "elements": "str"},
             "policy": {"type": "dict", "default": {}},
             "backend": {"type": "str", "default": "auto", "choices": ["auto", "mlnx_qos", "dcb"]},
             "require_hw": {"type": "bool", "default": True},
@@ -218,12 +331,22 @@ def main():
             "state": {"type": "str", "default": "present", "choices": ["present", "gathered"]},
             "sysfs_root": {"type": "path", "default": "/"},
         },
+        mutually_exclusive=[["interface", "interfaces"]],
+        required_one_of=[["interface", "interfaces"]],
         supports_check_mode=True,
     )
-    iface, root = module.params["interface"], module.params["sysfs_root"]
+    iface = module.params["interface"]
     policy, errors = normalize_policy(module.params["policy"])
     if errors:
         module.fail_json(msg="; ".join(errors), errors=errors)
+    desired = desired_qos(policy)
+    if module.params["interfaces"] is not None:
+        gather_all(
+            module,
+            policy,
+            desired,
+            {"changed": False, "policy": policy, "interfaces": module.params["interfaces"]},
+        )
     result = {
         "changed": False,
         "interface": iface,
@@ -236,43 +359,26 @@ def main():
         "boot_steps": [],
         "lldpad_commands": lldpad_commands(iface, policy),
     }
-    if not os.path.isdir(os.path.join(root, "sys/class/net", iface)):
-        module.fail_json(msg=f"roce_qos: {iface} is not a network interface on this host", **result)
-
+    _must_be_netdev(module, iface, result)
     backend = pick_backend(module)
     result["backend"] = backend.name
-    device, port = rdma_port_of(root, iface)
-    result["device"] = {"name": device, "port": port} if device else None
 
     def run(argv):
         return module.run_command(argv)
 
-    current, reason = backend.read(run, iface)
+    entry, current, knobs = read_one(module, backend, iface, policy, desired)
+    result.update(entry)
     if current is None:
-        result["reason"] = reason
-        message = f"{iface} does not support DCB ({backend.name}: {reason})"
-        if module.params["require_hw"]:
-            module.fail_json(
-                msg=f"roce_qos: {message}. A lossless RoCE port needs a DCB-capable NIC; "
-                "set require_hw=false (roce_host_qos_require_hw) to skip such NICs.",
-                **result,
-            )
-        module.warn(f"{message}: skipped, no QoS applied")
-        result["before"] = result["after"] = {}
+        gathered = module.params["state"] == "gathered"
+        _unsupported(module, entry, result, "not read" if gathered else "skipped, no QoS applied")
         module.exit_json(**result)
-    result["supported"] = True
 
-    desired = desired_qos(policy)
-    _aspects, commands, drift = plan(backend, iface, current, desired)
-    knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
+    commands = plan(backend, iface, current, desired)[1]
     stale = [k for k in knobs if k["have"] != k["want"]]
-    drift += knob_drift(knobs)
+    device, port = (entry["device"] or {}).get("name"), (entry["device"] or {}).get("port")
     result.update(
-        drift=drift,
         commands=commands,
         writes=[{"path": k["path"], "before": k["have"], "after": k["want"]} for k in stale],
-        knobs={k["name"]: k["have"] for k in knobs},
-        before=_view(current, knobs, "have"),
         boot_steps=[{"argv": argv} for argv in boot_commands(backend, iface, current, desired)]
         + [knob_step(k) for k in knobs],
     )
@@ -298,6 +404,7 @@ def main():
             module.fail_json(
                 msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result
             )
+        root = module.params["sysfs_root"]
         knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
         after = _view(current, knobs, "have")
         left = plan(backend, iface, current, desired)[2]
