@@ -27,7 +27,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
 from role_play import recap
 from sysfs_tree import add_cx6dx_roce
 from test_rdma_verify_role import PLAYS, health, pair
-from test_roce_qos import IF, STANDIN, dcb_outputs, load, runner
+from test_roce_qos import IF, STANDIN, dcb_outputs, load, mlnx_qos_standin_env, runner
 
 POLICY = policy_or_raise({})
 DESIRED = desired_qos(POLICY)
@@ -278,15 +278,8 @@ def reset_port(tmp_path, run_cli):
     root = tmp_path / "root"
     add_cx6dx_roce(root, "mlx5_1", "0000:1b:00.0", IF)
     (root / "sys/class/net/ens4").mkdir(parents=True)
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "mlnx_qos").symlink_to(STANDIN)
-    env = {
-        "PATH": f"{bindir}:{os.environ['PATH']}",
-        "MLNX_QOS_STANDIN_DIR": str(tmp_path / "standin"),
-    }
+    env = mlnx_qos_standin_env(tmp_path)
     full = {**os.environ, **env}
-    subprocess.run([str(STANDIN), "--standin-init", IF], env=full, check=True)
     applied = module(run_cli, env, {"interface": IF, "sysfs_root": str(root)})
     assert applied["changed"] and not applied.get("failed"), applied
     subprocess.run([str(STANDIN), "-i", IF, "--pfc", "0,0,0,0,0,0,0,0"], env=full, check=True)

@@ -325,18 +325,22 @@ JSON_CALLBACK = {
 }
 
 
-@pytest.fixture
-def standin_env(tmp_path):
+def mlnx_qos_standin_env(tmp_path: Path) -> dict[str, str]:
+    """Environment in which `mlnx_qos` is the stand-in, with IF initialised in tmp_path."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     (bindir / "mlnx_qos").symlink_to(STANDIN)
     env = {
         "PATH": f"{bindir}:{os.environ['PATH']}",
         "MLNX_QOS_STANDIN_DIR": str(tmp_path / "standin"),
-        **JSON_CALLBACK,
     }
     subprocess.run([str(STANDIN), "--standin-init", IF], env={**os.environ, **env}, check=True)
     return env
+
+
+@pytest.fixture
+def standin_env(tmp_path):
+    return {**mlnx_qos_standin_env(tmp_path), **JSON_CALLBACK}
 
 
 def run_module(run_cli, env, args, *extra):
