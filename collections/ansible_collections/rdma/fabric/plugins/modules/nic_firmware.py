@@ -221,9 +221,8 @@ def wanted_version(module):
         module.fail_json(msg=f"version: {exc}")
 
 
-def choose_image(module, images, psid):
+def choose_image(module, images, psid, wanted):
     """The image to burn, or (None, why) when there is none for this PSID/version."""
-    wanted = wanted_version(module)
     fitting = [image for image in images if image["psid"] == psid]
     if wanted is not None:
         fitting = [image for image in fitting if image["key"] == wanted]
@@ -254,7 +253,7 @@ def main():
         supports_check_mode=True,
     )
     device = module.params["device"]
-    wanted_version(module)
+    wanted = wanted_version(module)
     target = device_target(module)
     tool = find_tool(module, ["flint", "mstflint"], "install mstflint or NVIDIA MFT (flint)")
     state = query(module, [tool, "-d", target, "query"], f"the query of {device}")
@@ -263,7 +262,7 @@ def main():
     except ValueError as exc:
         module.fail_json(msg=f"{device}: {exc}")
     images = read_images(module, tool)
-    image, skipped = choose_image(module, images, state["psid"])
+    image, skipped = choose_image(module, images, state["psid"], wanted)
     if image is None and module.params["missing_image"] == "fail":
         module.fail_json(msg=skipped, psid=state["psid"], images=listed(images))
 

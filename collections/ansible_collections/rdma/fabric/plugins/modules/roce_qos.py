@@ -243,7 +243,8 @@ def pick_backend(module, required=True):
 
 
 def read_one(module, backend, iface, policy, desired):
-    """(entry, current DCB state or None, knobs): one netdev read, nothing changed.
+    """(entry, current DCB state or None, knobs, commands): one netdev read, nothing
+    changed; commands are those plan() gives to apply the policy.
 
     entry holds what the module returns for the netdev; current is None when the
     netdev (or the host, without a backend) cannot do DCB, and entry says why.
@@ -256,7 +257,7 @@ def read_one(module, backend, iface, policy, desired):
         choice = module.params["backend"]
         tools = "mlnx_qos or dcb" if choice == "auto" else choice
         entry.update(reason=f"no {tools} on this host", before={}, after={})
-        return entry, None, []
+        return entry, None, [], []
     entry["backend"] = backend.name
 
     def run(argv):
@@ -265,16 +266,17 @@ def read_one(module, backend, iface, policy, desired):
     current, reason = backend.read(run, iface)
     if current is None:
         entry.update(reason=reason, before={}, after={})
-        return entry, None, []
+        return entry, None, [], []
     entry["supported"] = True
     knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
+    _aspects, commands, drift = plan(backend, iface, current, desired)
     entry.update(
-        drift=plan(backend, iface, current, desired)[2] + knob_drift(knobs),
+        drift=drift + knob_drift(knobs),
         knobs={k["name"]: k["have"] for k in knobs},
         before=_view(current, knobs, "have"),
         expected=_view(desired, knobs, "want"),
     )
-    return entry, current, knobs
+    return entry, current, knobs, commands
 
 
 def _must_be_netdev(module, iface, result):
@@ -366,14 +368,13 @@ def main():
     def run(argv):
         return module.run_command(argv)
 
-    entry, current, knobs = read_one(module, backend, iface, policy, desired)
+    entry, current, knobs, commands = read_one(module, backend, iface, policy, desired)
     result.update(entry)
     if current is None:
         gathered = module.params["state"] == "gathered"
         _unsupported(module, entry, result, "not read" if gathered else "skipped, no QoS applied")
         module.exit_json(**result)
 
-    commands = plan(backend, iface, current, desired)[1]
     stale = [k for k in knobs if k["have"] != k["want"]]
     device, port = (entry["device"] or {}).get("name"), (entry["device"] or {}).get("port")
     result.update(
