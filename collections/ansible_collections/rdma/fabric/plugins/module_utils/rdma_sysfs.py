@@ -118,6 +118,12 @@ def roce_v2_ipv4_gid(port):
     return None
 
 
+def _pci_address(dev_dir):
+    """The PCI function behind an RDMA device (``0000:17:00.0``); None for software devices."""
+    target = os.path.basename(os.path.realpath(os.path.join(dev_dir, "device")))
+    return target.lower() if PCI_ADDRESS_RE.match(target) and ":" in target[:5] else None
+
+
 def read_device(root, name):
     dev_dir = os.path.join(root, SYSFS_IB, name)
     net_dir = os.path.join(dev_dir, "device", "net")
@@ -159,6 +165,7 @@ def read_device(root, name):
         "node_guid": _read(os.path.join(dev_dir, "node_guid")),
         "fw_ver": _read(os.path.join(dev_dir, "fw_ver")),
         "hca_type": _read(os.path.join(dev_dir, "hca_type")),
+        "pci_address": _pci_address(dev_dir),
         "netdevs": [netdev for netdev, _ in pci_netdevs],
         "ports": ports,
     }

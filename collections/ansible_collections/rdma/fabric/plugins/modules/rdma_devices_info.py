@@ -43,6 +43,7 @@ devices:
       node_guid: "b8ce:f603:00a1:2b3c"
       fw_ver: "28.39.1002"
       hca_type: MT4129
+      pci_address: "0000:0c:00.0"
       netdevs: [ibp12s0]
       ports:
         - port: 1

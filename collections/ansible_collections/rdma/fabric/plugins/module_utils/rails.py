@@ -1,0 +1,566 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fabric's rail plan (``rdma_rails``): one definition, read by every consumer.
+
+A GPU server has one RDMA NIC per rail: NIC k of every server reaches leaf k. The
+inventory names each rail once, fabric-wide, in ``rdma_rails`` (group_vars/all.yml)::
+
+    rdma_rails:
+      - name: rail0            # [A-Za-z0-9_-], max 12 characters, unique
+        device: mlx5_0         # how a host finds the rail's port: exactly one of
+        # netdev: ens1f0np0    #   device (RDMA device), netdev or pci (PCI function)
+        # pci: "0000:17:00.0"
+        port: 1                # RDMA port of the device (default 1)
+        link_layer: ethernet   # ethernet (RoCE, default) | infiniband (IPoIB)
+        subnet: 10.0.0.0/24    # IPv4; required for ethernet (RoCE v2 needs an IPv4 GID)
+        subnet6: fd00:0::/64   # optional IPv6
+        mtu: 9000              # netdev MTU; default rdma_roce_policy.mtu (ethernet),
+                               #   4092 (IPoIB datagram) or 65520 (IPoIB connected)
+        prefix_length: 31      # optional L3 rail: a /31 (or /30) per host to its leaf
+        gateway: peer          # optional: an address, or `peer` (the leaf's end of the /31)
+        ipoib_mode: datagram   # infiniband only: datagram | connected
+        pkeys: []              # infiniband only: P_Key child interfaces, by partition
+                               #   name of ib_subnet_manager_partitions, e.g.
+                               #   [{partition: storage, subnet: 10.9.0.0/24}]
+        table: 101             # policy-routing table of the rail (default 100 + position)
+
+and each host says where it sits, in host_vars or the inventory::
+
+    rdma_rail_host_index: 7                    # address = subnet + 7 on every rail
+    rdma_rail_addresses: {rail0: 10.0.0.77}    # or explicitly, per rail (wins)
+    rdma_rail_devices: {rail3: mlx5_7,         # a host whose names differ maps a rail
+                        rail4: {pci: "0000:9a:00.0"}}   # by device, netdev or pci
+
+Addresses: on a shared (L2) rail subnet, host index i gets subnet + i (i from 1 to the
+last usable address). With ``prefix_length: 31`` each host owns the i-th /31 of the
+subnet: the leaf has its even address, the host the odd one (gateway ``peer`` = the
+leaf); with ``prefix_length: 30`` the i-th /30: leaf first usable, host second.
+
+Consumers: the rdma_rails role (addresses, MTU, routing, IPoIB, /etc/nccl.conf),
+rdma_verify (rail k is tested with rail k, by name; per-rail address/MTU checks),
+roce_host_qos/roce_switch_qos (the policy's MTU). Every error names the variable, and
+the host(s) when one is at fault.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+RAIL_KEYS = (
+    "name",
+    "device",
+    "netdev",
+    "pci",
+    "port",
+    "link_layer",
+    "subnet",
+    "subnet6",
+    "mtu",
+    "prefix_length",
+    "gateway",
+    "ipoib_mode",
+    "pkeys",
+    "table",
+)
+SELECTORS = ("device", "netdev", "pci")
+LINK_LAYERS = ("ethernet", "infiniband")
+IPOIB_MODES = ("datagram", "connected")
+# Netdev MTU limits. Ethernet: 1280 (IPv6's minimum) to 9216, the largest MTU the
+# supported switch OSes carry (Cumulus, SONiC, EOS). IPoIB: datagram mode carries at
+# most the IB MTU minus the 4-byte IPoIB header (4092 on a 4096 fabric); connected
+# mode up to 65520 (Linux ipoib, Documentation/infiniband/ipoib.rst).
+MTU_RANGES = {
+    ("ethernet", None): (1280, 9216),
+    ("infiniband", "datagram"): (1280, 4092),
+    ("infiniband", "connected"): (1280, 65520),
+}
+IPOIB_DEFAULT_MTU = {"datagram": 4092, "connected": 65520}
+# RoCE (rdma_roce_policy) default when no policy MTU is given.
+ROCE_DEFAULT_MTU = 9000
+TABLE_BASE = 100
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,12}$")
+PCI_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+PKEY_RE = re.compile(r"^(0x)?[0-9a-fA-F]{1,4}$")
+
+
+class RailPlanError(ValueError):
+    """Raised by ``*_or_raise``; the message lists every error, one a line."""
+
+
+def natural_key(text):
+    """Sort key that orders mlx5_2 before mlx5_10 and rail2 before rail10."""
+    return [
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in re.split(r"(\d+)", str(text))
+        if part
+    ]
+
+
+def _int(value):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _rail_name(index, rail=None):
+    name = rail.get("name") if isinstance(rail, dict) else None
+    return f"rdma_rails[{index}]" + (f" ({name})" if isinstance(name, str) and name else "")
+
+
+def _selector(value, where, errors):
+    """{'device'|'netdev'|'pci': str} from a rail or a host's rdma_rail_devices value."""
+    if isinstance(value, str) and value:
+        return {"device": value}
+    if not isinstance(value, dict):
+        errors.append(
+            f"{where} must be a device name or one of {{device|netdev|pci: NAME}}; got {value!r}"
+        )
+        return None
+    given = {k: value[k] for k in SELECTORS if value.get(k) not in (None, "")}
+    if len(given) != 1:
+        errors.append(
+            f"{where} needs exactly one of device, netdev or pci; got {sorted(given) or 'none'}"
+        )
+        return None
+    ((key, name),) = given.items()
+    if not isinstance(name, str):
+        errors.append(f"{where}.{key} must be a string; got {name!r}")
+        return None
+    if key == "pci":
+        if not PCI_RE.match(name):
+            errors.append(f"{where}.pci must be a PCI address like 0000:17:00.0; got {name!r}")
+            return None
+        name = name.lower() if len(name) > 7 else "0000:" + name.lower()
+    return {key: name}
+
+
+def _network(value, version, where, errors):
+    try:
+        net = ipaddress.ip_network(str(value), strict=True)
+    except ValueError as exc:
+        errors.append(
+            f"{where} must be an IPv{version} network in CIDR form; got {value!r} ({exc})"
+        )
+        return None
+    if net.version != version:
+        errors.append(f"{where} must be an IPv{version} network; got {value!r}")
+        return None
+    return net
+
+
+def _pkeys(value, where, errors):
+    if value in (None, ""):
+        return []
+    if not isinstance(value, list):
+        errors.append(f"{where} must be a list of {{partition: NAME, subnet: CIDR}}; got {value!r}")
+        return []
+    out = []
+    for index, item in enumerate(value):
+        item_where = f"{where}[{index}]"
+        if isinstance(item, str):
+            item = {"partition": item}
+        if not isinstance(item, dict) or not isinstance(item.get("partition"), str):
+            errors.append(
+                f"{item_where} needs a partition name (of ib_subnet_manager_partitions); got "
+                f"{item!r}"
+            )
+            continue
+        entry = {"partition": item["partition"], "subnet": None, "mtu": _int(item.get("mtu"))}
+        if item.get("subnet") not in (None, ""):
+            net = _network(item["subnet"], 4, f"{item_where}.subnet", errors)
+            entry["subnet"] = str(net) if net else None
+        unknown = sorted(set(item) - {"partition", "subnet", "mtu"})
+        if unknown:
+            errors.append(
+                f"{item_where} has unknown keys {unknown} (known: partition, subnet, mtu)"
+            )
+        out.append(entry)
+    return out
+
+
+def normalize_rails(rails, policy_mtu=None):
+    """(filled rails, errors) for ``rdma_rails``; errors name ``rdma_rails[i].key``.
+
+    policy_mtu: ``rdma_roce_policy.mtu`` (the default MTU of ethernet rails).
+    Filled rails have every key of RAIL_KEYS plus ``selector`` ({kind: name}),
+    ``position`` and, for IPv4, ``network`` (str).
+    """
+    if rails in (None, ""):
+        return [], []
+    if not isinstance(rails, list):
+        return None, [f"rdma_rails must be a list of rails; got {rails!r}"]
+    errors = []
+    out = []
+    seen = {}
+    for position, rail in enumerate(rails):
+        where = _rail_name(position, rail)
+        if not isinstance(rail, dict):
+            errors.append(f"{where} must be a dictionary; got {rail!r}")
+            continue
+        before = len(errors)
+        unknown = sorted(set(rail) - set(RAIL_KEYS))
+        if unknown:
+            errors.append(f"{where} has unknown keys {unknown} (known: {', '.join(RAIL_KEYS)})")
+        name = rail.get("name")
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            errors.append(f"{where}.name must be 1-12 of A-Z a-z 0-9 _ -; got {name!r}")
+        elif name in seen:
+            errors.append(f"{where}.name {name!r} is also rdma_rails[{seen[name]}]'s name")
+        else:
+            seen[name] = position
+        selector = _selector({k: rail.get(k) for k in SELECTORS}, where, errors)
+        port = _int(rail.get("port", 1))
+        if port is None or not 1 <= port <= 2:
+            errors.append(
+                f"{where}.port must be an RDMA port number (1-2); got {rail.get('port')!r}"
+            )
+        link_layer = str(rail.get("link_layer", "ethernet")).lower()
+        if link_layer not in LINK_LAYERS:
+            errors.append(
+                f"{where}.link_layer must be one of {', '.join(LINK_LAYERS)}; got "
+                f"{rail.get('link_layer')!r}"
+            )
+            link_layer = None
+        ipoib_mode = rail.get("ipoib_mode")
+        if link_layer == "ethernet" and (ipoib_mode is not None or rail.get("pkeys")):
+            errors.append(f"{where}: ipoib_mode and pkeys are for infiniband rails only")
+        if link_layer == "infiniband":
+            ipoib_mode = ipoib_mode or "datagram"
+            if ipoib_mode not in IPOIB_MODES:
+                errors.append(
+                    f"{where}.ipoib_mode must be one of {', '.join(IPOIB_MODES)}; got "
+                    f"{ipoib_mode!r}"
+                )
+                ipoib_mode = None
+        subnet = None
+        if rail.get("subnet") not in (None, ""):
+            subnet = _network(rail["subnet"], 4, f"{where}.subnet", errors)
+        elif link_layer == "ethernet":
+            errors.append(
+                f"{where}.subnet is required on an ethernet (RoCE) rail: RoCE v2 needs an IPv4 GID"
+            )
+        subnet6 = None
+        if rail.get("subnet6") not in (None, ""):
+            subnet6 = _network(rail["subnet6"], 6, f"{where}.subnet6", errors)
+        mtu = rail.get("mtu")
+        if mtu in (None, ""):
+            if link_layer == "ethernet":
+                mtu = _int(policy_mtu) or ROCE_DEFAULT_MTU
+            elif ipoib_mode:
+                mtu = IPOIB_DEFAULT_MTU[ipoib_mode]
+        else:
+            mtu = _int(mtu)
+            limits = MTU_RANGES.get(
+                (link_layer, ipoib_mode if link_layer == "infiniband" else None)
+            )
+            if mtu is None or (limits and not limits[0] <= mtu <= limits[1]):
+                what = f"{link_layer} {ipoib_mode or ''}".strip()
+                span = f"{limits[0]}-{limits[1]}" if limits else "a number"
+                errors.append(
+                    f"{where}.mtu must be {span} on an {what} rail; got {rail.get('mtu')!r}"
+                )
+        prefix_length = rail.get("prefix_length")
+        if prefix_length not in (None, ""):
+            prefix_length = _int(prefix_length)
+            if subnet is None:
+                errors.append(f"{where}.prefix_length needs a subnet")
+            elif prefix_length is None or not (
+                prefix_length == subnet.prefixlen
+                or (prefix_length in (30, 31) and subnet.prefixlen <= prefix_length)
+            ):
+                errors.append(
+                    f"{where}.prefix_length must be 30 or 31 (a block per host) or the subnet's "
+                    f"own {subnet.prefixlen}; got {rail.get('prefix_length')!r}"
+                )
+                prefix_length = None
+        elif subnet is not None:
+            prefix_length = subnet.prefixlen
+        gateway = rail.get("gateway")
+        if gateway not in (None, "", "peer"):
+            try:
+                gw = ipaddress.ip_address(str(gateway))
+            except ValueError:
+                errors.append(f"{where}.gateway must be an IPv4 address or 'peer'; got {gateway!r}")
+            else:
+                if subnet is not None and gw not in subnet:
+                    errors.append(
+                        f"{where}.gateway {gateway} is outside the rail's subnet {subnet}"
+                    )
+                gateway = str(gw)
+        elif gateway == "peer" and prefix_length not in (30, 31):
+            errors.append(f"{where}.gateway 'peer' needs prefix_length 30 or 31")
+        table = rail.get("table", TABLE_BASE + position)
+        if _int(table) is None or not 1 <= _int(table) <= 252:
+            errors.append(f"{where}.table must be a routing table number (1-252); got {table!r}")
+        pkeys = _pkeys(rail.get("pkeys"), f"{where}.pkeys", errors)
+        if len(errors) > before:
+            continue
+        out.append(
+            {
+                "name": name,
+                "position": position,
+                "selector": selector,
+                "device": selector.get("device"),
+                "netdev": selector.get("netdev"),
+                "pci": selector.get("pci"),
+                "port": port,
+                "link_layer": link_layer,
+                "subnet": str(subnet) if subnet else None,
+                "subnet6": str(subnet6) if subnet6 else None,
+                "mtu": mtu,
+                "prefix_length": prefix_length,
+                "gateway": gateway or None,
+                "ipoib_mode": ipoib_mode if link_layer == "infiniband" else None,
+                "pkeys": pkeys,
+                "table": _int(table),
+            }
+        )
+    # Two rails may not select the same device port, netdev or PCI function.
+    taken = {}
+    for rail in out:
+        kind, value = next(iter(rail["selector"].items()))
+        key = (kind, value, rail["port"] if kind != "netdev" else None)
+        if key in taken:
+            errors.append(f"rdma_rails: {rail['name']} and {taken[key]} both select {kind} {value}")
+        taken[key] = rail["name"]
+    tables = {}
+    for rail in out:
+        if rail["table"] in tables:
+            errors.append(
+                f"rdma_rails: {rail['name']} and {tables[rail['table']]} share routing table "
+                f"{rail['table']}"
+            )
+        tables[rail["table"]] = rail["name"]
+    return (None, errors) if errors else (out, [])
+
+
+def _host_address(rail, host, index, explicit, errors):
+    """(address, prefix_length, gateway) of one host on one rail, or None on error."""
+    subnet = ipaddress.ip_network(rail["subnet"])
+    prefix = rail["prefix_length"]
+    gateway = rail["gateway"]
+    if explicit is not None:
+        text = explicit.get("ipv4") if isinstance(explicit, dict) else explicit
+        try:
+            iface = ipaddress.ip_interface(str(text))
+        except ValueError:
+            errors.append(
+                f"{host}: rdma_rail_addresses.{rail['name']} must be an IPv4 address; got {text!r}"
+            )
+            return None
+        if iface.version != 4 or iface.ip not in subnet:
+            errors.append(
+                f"{host}: rdma_rail_addresses.{rail['name']} {iface.ip} is outside rail "
+                f"{rail['name']}'s subnet {subnet}"
+            )
+            return None
+        address = iface.ip
+    else:
+        if prefix in (30, 31):
+            size = 2 ** (32 - prefix)
+            block = int(subnet.network_address) + index * size
+            offset = 1 if prefix == 31 else 2
+            address = ipaddress.ip_address(block + offset)
+            if index < 0 or block + size - 1 > int(subnet.broadcast_address):
+                errors.append(
+                    f"{host}: rdma_rail_host_index {index} gives no /{prefix} inside rail "
+                    f"{rail['name']}'s "
+                    f"subnet {subnet} (0-{subnet.num_addresses // size - 1})"
+                )
+                return None
+        else:
+            address = ipaddress.ip_address(int(subnet.network_address) + index)
+            last = subnet.num_addresses - 2 if subnet.prefixlen < 31 else subnet.num_addresses - 1
+            if not 1 <= index <= last:
+                errors.append(
+                    f"{host}: rdma_rail_host_index {index} is no usable address of rail "
+                    f"{rail['name']}'s subnet "
+                    f"{subnet} (1-{last})"
+                )
+                return None
+    if prefix in (30, 31):
+        block = ipaddress.ip_network(f"{address}/{prefix}", strict=False)
+        if prefix == 31:
+            leaf = int(block.network_address)
+            if int(address) == leaf:
+                errors.append(
+                    f"{host}: rail {rail['name']} address {address} is the leaf's (even) end of "
+                    "its /31"
+                )
+                return None
+        else:
+            leaf = int(block.network_address) + 1
+        if gateway == "peer":
+            gateway = str(ipaddress.ip_address(leaf))
+    return str(address), prefix, gateway
+
+
+def host_rails(rails, host, host_vars):
+    """(per-rail entries of one host, errors). rails: normalize_rails' output.
+
+    host_vars: the host's rdma_rail_host_index, rdma_rail_addresses, rdma_rail_devices.
+    Each entry: name, selector (after rdma_rail_devices), port, link_layer, address,
+    prefix_length, gateway, address6, mtu, table, ipoib_mode, pkeys.
+    """
+    errors = []
+    index = host_vars.get("rdma_rail_host_index")
+    explicit = host_vars.get("rdma_rail_addresses") or {}
+    devices = host_vars.get("rdma_rail_devices") or {}
+    names = {rail["name"] for rail in rails}
+    for var, value in (("rdma_rail_addresses", explicit), ("rdma_rail_devices", devices)):
+        if not isinstance(value, dict):
+            errors.append(
+                f"{host}: {var} must be a dictionary of rail name -> value; got {value!r}"
+            )
+            return None, errors
+        for name in sorted(set(value) - names):
+            errors.append(f"{host}: {var} names rail {name!r}, which rdma_rails does not define")
+    if index not in (None, ""):
+        parsed = _int(index)
+        if parsed is None:
+            errors.append(
+                f"{host}: rdma_rail_host_index must be a non-negative integer; got {index!r}"
+            )
+        index = parsed
+    else:
+        index = None
+    out = []
+    for rail in rails:
+        entry = dict(rail)
+        if rail["name"] in devices:
+            selector = _selector(
+                devices[rail["name"]], f"{host}: rdma_rail_devices.{rail['name']}", errors
+            )
+            if selector is None:
+                continue
+            entry.update(
+                {"selector": selector, "device": None, "netdev": None, "pci": None}, **selector
+            )
+        entry.update(address=None, address6=None)
+        if rail["subnet"]:
+            if rail["name"] not in explicit and index is None:
+                errors.append(
+                    f"{host}: no address on rail {rail['name']}: set rdma_rail_host_index or "
+                    f"rdma_rail_addresses.{rail['name']}"
+                )
+                continue
+            got = _host_address(rail, host, index, explicit.get(rail["name"]), errors)
+            if got is None:
+                continue
+            entry["address"], entry["prefix_length"], entry["gateway"] = got
+        if rail["subnet6"]:
+            given = explicit.get(rail["name"])
+            if isinstance(given, dict) and given.get("ipv6"):
+                entry["address6"] = str(ipaddress.ip_interface(str(given["ipv6"])).ip)
+            elif index is not None:
+                net6 = ipaddress.ip_network(rail["subnet6"])
+                entry["address6"] = str(ipaddress.ip_address(int(net6.network_address) + index))
+        out.append(entry)
+    return (None, errors) if errors else (out, [])
+
+
+def fabric_rails(rails, hosts_vars, policy_mtu=None):
+    """({host: entries}, errors) for every host; cross-host checks included.
+
+    hosts_vars: {host: {rdma_rail_host_index, rdma_rail_addresses, rdma_rail_devices}}.
+    An address used by two hosts names both. Linear in hosts x rails.
+    """
+    filled, errors = normalize_rails(rails, policy_mtu)
+    if errors:
+        return None, errors
+    plan = {}
+    owners = {}
+    for host in sorted(hosts_vars, key=natural_key):
+        entries, host_errors = host_rails(filled, host, hosts_vars[host] or {})
+        errors.extend(host_errors)
+        if entries is None:
+            continue
+        plan[host] = entries
+        for entry in entries:
+            for key in ("address", "address6"):
+                if entry[key]:
+                    other = owners.setdefault(entry[key], host)
+                    if other != host:
+                        errors.append(
+                            f"{host} and {other} have the same address {entry[key]} on rail "
+                            f"{entry['name']} "
+                            "(rdma_rail_host_index / rdma_rail_addresses)"
+                        )
+    return (None, errors) if errors else (plan, [])
+
+
+def resolve_rails(entries, devices, host="this host"):
+    """Bind a host's rail entries to its RDMA ports: (entries with device/netdev/port
+    record, errors). devices: rdma_devices_info's ``devices``.
+
+    A rail whose device, netdev or PCI function the host lacks is an error naming the
+    host and what is missing; so is a rail on a port of the other link layer, and two
+    rails on one netdev.
+    """
+    errors = []
+    by_device = {d["name"]: d for d in devices}
+    out = []
+    netdevs = {}
+    for entry in entries:
+        kind, wanted = next(iter(entry["selector"].items()))
+        device = None
+        if kind == "device":
+            device = by_device.get(wanted)
+        elif kind == "pci":
+            device = next((d for d in devices if (d.get("pci_address") or "") == wanted), None)
+        else:
+            device = next(
+                (d for d in devices for p in d["ports"] if p.get("netdev") == wanted),
+                None,
+            )
+        if device is None:
+            errors.append(
+                f"{host}: rail {entry['name']}: no RDMA device with {kind} {wanted} on this host"
+            )
+            continue
+        port = next((p for p in device["ports"] if p["port"] == entry["port"]), None)
+        if kind == "netdev":
+            port = next(p for p in device["ports"] if p.get("netdev") == wanted)
+        if port is None:
+            errors.append(
+                f"{host}: rail {entry['name']}: {device['name']} has no port {entry['port']}"
+            )
+            continue
+        link_layer = (port.get("link_layer") or "").lower()
+        if link_layer and link_layer != entry["link_layer"]:
+            errors.append(
+                f"{host}: rail {entry['name']}: {device['name']} port {port['port']} is "
+                f"{port['link_layer']}, "
+                f"the plan says {entry['link_layer']}"
+            )
+            continue
+        netdev = port.get("netdev")
+        if netdev and netdev in netdevs:
+            errors.append(
+                f"{host}: rails {netdevs[netdev]} and {entry['name']} are both on netdev {netdev}"
+            )
+            continue
+        if netdev:
+            netdevs[netdev] = entry["name"]
+        out.append(
+            dict(
+                entry,
+                device=device["name"],
+                port=port["port"],
+                netdev=netdev,
+                pci=device.get("pci_address"),
+            )
+        )
+    return (None, errors) if errors else (out, [])
+
+
+def plan_or_raise(rails, hosts_vars, policy_mtu=None):
+    plan, errors = fabric_rails(rails, hosts_vars, policy_mtu)
+    if errors:
+        raise RailPlanError("invalid rail plan:\n" + "\n".join(errors))
+    return plan
