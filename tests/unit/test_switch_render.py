@@ -221,6 +221,25 @@ def test_sonic_patch_on_a_fresh_switch_adds_whole_tables():
     assert json_patch(after, desired) == []
 
 
+def test_sonic_ets_change_deletes_and_recreates_the_scheduler():
+    """SCHEDULER type/weight are read at creation only (issue 14): replace is not enough."""
+    configdb = load("configdb_fresh.json")
+    first = sonic_tables(DEFAULT, ["Ethernet0"], 5)
+    configdb = apply_json_patch(configdb, json_patch(configdb, first))
+    changed = sonic_tables(policy(ets_bandwidth={0: 40, 3: 60}), ["Ethernet0"], 5)
+    patch = json_patch(configdb, changed)
+    assert [op for op in patch if op["op"] == "replace" and "/SCHEDULER/" in op["path"]] == []
+    for name, weight in (("RDMA_FABRIC_TC0", "40"), ("RDMA_FABRIC_TC3", "60")):
+        remove = patch.index({"op": "remove", "path": f"/SCHEDULER/{name}"})
+        add = patch.index(
+            {"op": "add", "path": f"/SCHEDULER/{name}", "value": {"type": "DWRR", "weight": weight}}
+        )
+        assert remove < add
+    assert not [op for op in patch if "RDMA_FABRIC_TC6" in op["path"]]
+    after = apply_json_patch(configdb, patch)
+    assert json_patch(after, changed) == []
+
+
 def test_sonic_watchdog_off_removes_the_rows_and_empty_tables():
     configdb = load("configdb_qos_sample.json")
     desired = sonic_tables(policy(pfc_watchdog={"enabled": False}), ["Ethernet0"], 40)
@@ -334,7 +353,22 @@ def test_eos_diff_is_what_eos_config_would_send():
             "eos",
             "rdma_roce_policy.prio_tc[3]",
         ),
-        ({"trust": "pcp"}, "sonic", "rdma_roce_policy.trust"),
+        # Issue 14 item 10: limits found only at push time before.
+        (
+            {"pfc_watchdog": {"detection_time_ms": 125}},
+            "eos",
+            "rdma_roce_policy.pfc_watchdog.detection_time_ms",
+        ),
+        (
+            {"pfc_watchdog": {"detection_time_ms": 6000}},
+            "sonic",
+            "rdma_roce_policy.pfc_watchdog.detection_time_ms",
+        ),
+        (
+            {"pfc_watchdog": {"restoration_time_ms": 50}},
+            "sonic",
+            "rdma_roce_policy.pfc_watchdog.restoration_time_ms",
+        ),
     ],
 )
 def test_policy_the_switch_cannot_express(changes, switch_os, key):

@@ -46,21 +46,27 @@ options:
         type: int
         default: 48
       trust:
-        description: Which marking classifies received packets.
+        description:
+          - Which marking classifies received packets. Only C(dscp) - C(pcp) is refused
+            with the reason - it needs every RoCE frame VLAN-tagged with the RoCE priority
+            (a VLAN egress-qos-map on each host), which these roles do not configure, so
+            RoCE would travel untagged in priority 0 (lossy).
         type: str
-        choices: [dscp, pcp]
+        choices: [dscp]
         default: dscp
       pfc_priorities:
-        description: Priorities with PFC; only the RoCE priority may be listed ([] is lossy RoCE).
+        description:
+          - Priorities with PFC; only the RoCE priority may be listed ([] is lossy RoCE).
+            Unset, C([roce_priority]).
         type: list
         elements: int
-        default: [3]
       ets_bandwidth:
         description:
           - Percent of bandwidth per ETS traffic class, summing to 100. Every traffic class
             not listed is strict priority. The RoCE traffic class needs a share.
+          - "Unset, 50 for class 0 and 50 for the RoCE priority's class (C({0: 50, 3: 50})
+            with the other defaults)."
         type: dict
-        default: {0: 50, 3: 50}
       prio_tc:
         description:
           - Eight traffic classes, one per priority. Unset, RoCE and CNP priorities keep
@@ -68,10 +74,12 @@ options:
         type: list
         elements: int
       ecn_priorities:
-        description: Priorities ECN-marked by switches and reacting to it on hosts (DCQCN).
+        description:
+          - Priorities ECN-marked by switches and reacting to it on hosts (DCQCN). Unset,
+            C([roce_priority]); a list without the RoCE priority is refused (RoCE without
+            ECN has no congestion control).
         type: list
         elements: int
-        default: [3]
       ecn_min_threshold_kb:
         description: Switch queue depth (KB) where ECN marking starts.
         type: int

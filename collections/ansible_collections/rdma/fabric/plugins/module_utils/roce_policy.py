@@ -26,13 +26,16 @@ DEFAULTS = {
     "cnp_priority": 6,
     "cnp_dscp": 48,
     "trust": "dscp",
-    "pfc_priorities": [3],
+    # None derives the value from the RoCE priority (see DERIVED_FROM_ROCE): PFC, ECN and
+    # the RoCE class's ETS share follow roce_priority, so changing it changes them all.
+    "pfc_priorities": None,
     # Percent per ETS traffic class; every other traffic class is strict priority.
-    "ets_bandwidth": {0: 50, 3: 50},
+    # None: 50 for class 0 and 50 for the RoCE priority's class.
+    "ets_bandwidth": None,
     # Priority -> traffic class; None derives it: RoCE and CNP priorities keep their
     # own class (same number), every other priority shares class 0.
     "prio_tc": None,
-    "ecn_priorities": [3],
+    "ecn_priorities": None,
     "ecn_min_threshold_kb": 150,
     "ecn_max_threshold_kb": 1500,
     "ecn_mark_probability": 100,
@@ -46,7 +49,15 @@ DEFAULTS = {
 }
 
 DERIVED = ("roce_tos", "tc_tsa", "tc_bw")
-TRUST_CHOICES = ("dscp", "pcp")
+TRUST_CHOICES = ("dscp",)
+# Why trust pcp is refused: a host puts an 802.1p priority on a frame only through a
+# VLAN's egress-qos-map (or a tagged kernel path); the roles configure neither, so RoCE
+# would leave untagged in priority 0 and land in the lossy class of every switch.
+PCP_REFUSED = (
+    "must be dscp: trust pcp needs every RoCE frame VLAN-tagged with the RoCE priority "
+    "(a VLAN interface with an egress-qos-map on each host), which these roles do not "
+    "configure; untagged RoCE would travel in priority 0, lossy and without ECN"
+)
 WATCHDOG_ACTIONS = ("drop", "forward", "alert")
 # ToS ECN field value of ECT(0): the RoCE packets RDMA-CM sends are ECN-capable.
 ECT0 = 2
@@ -146,11 +157,27 @@ def normalize_policy(policy):
         out[key] = check.integer(_name(key), merged[key], 0, 7, "a priority")
     for key in ("roce_dscp", "cnp_dscp"):
         out[key] = check.integer(_name(key), merged[key], 0, 63, "a DSCP value")
-    if merged["trust"] not in TRUST_CHOICES:
+    if merged["trust"] == "pcp":
+        check.fail(_name("trust"), PCP_REFUSED, merged["trust"])
+    elif merged["trust"] not in TRUST_CHOICES:
         check.fail(_name("trust"), f"must be one of {', '.join(TRUST_CHOICES)}", merged["trust"])
     out["trust"] = merged["trust"]
     for key in ("pfc_priorities", "ecn_priorities"):
-        out[key] = check.int_list(key, merged[key], 0, 7, "priority")
+        if merged[key] is None:
+            roce = out["roce_priority"]
+            out[key] = None if roce is None else [roce]
+        else:
+            out[key] = check.int_list(key, merged[key], 0, 7, "priority")
+    ecn, roce = out["ecn_priorities"], out["roce_priority"]
+    if ecn is not None and roce is not None and roce not in ecn:
+        check.fail(
+            _name("ecn_priorities"),
+            f"must include the RoCE priority (rdma_roce_policy.roce_priority = {roce}): "
+            "without ECN on the RoCE class RoCE packets are not ECN-capable, hosts turn "
+            "DCQCN off for it and switches mark an empty class (PFC only, no congestion "
+            "control); leave it unset to follow roce_priority",
+            merged["ecn_priorities"],
+        )
 
     if out["roce_priority"] is not None and out["roce_priority"] == out["cnp_priority"]:
         check.fail(
@@ -192,10 +219,29 @@ def normalize_policy(policy):
             if None in out["prio_tc"]:
                 out["prio_tc"] = None
 
+    if (
+        out["prio_tc"]
+        and out["roce_priority"] is not None
+        and out["cnp_priority"] not in (None, out["roce_priority"])
+    ):
+        roce_tc = out["prio_tc"][out["roce_priority"]]
+        if out["prio_tc"][out["cnp_priority"]] == roce_tc:
+            check.fail(
+                _name("prio_tc", out["cnp_priority"]),
+                f"must differ from the RoCE priority's traffic class {roce_tc}: CNPs queued "
+                "behind the RoCE traffic they throttle arrive too late",
+                merged["prio_tc"][out["cnp_priority"]],
+            )
+
     # ETS: {tc: percent}; keys may arrive as strings (JSON, extra vars).
     bandwidth = merged["ets_bandwidth"]
+    if bandwidth is None and out["prio_tc"] and out["roce_priority"] is not None:
+        roce_tc = out["prio_tc"][out["roce_priority"]]
+        bandwidth = {0: 100} if roce_tc == 0 else {0: 50, roce_tc: 50}
     tc_bw = None
-    if not isinstance(bandwidth, dict) or not bandwidth:
+    if bandwidth is None:
+        pass  # derived, and what it derives from is already reported as bad
+    elif not isinstance(bandwidth, dict) or not bandwidth:
         check.fail(_name("ets_bandwidth"), "must map traffic classes to percent", bandwidth)
     else:
         tc_bw = [0] * 8
@@ -331,8 +377,14 @@ SWITCH_WATCHDOG_ACTIONS = {
 # Cumulus: detection = polling-interval (100-5000 ms) x robustness (1-1000).
 NVUE_WATCHDOG_POLL_MS = (100, 5000)
 NVUE_WATCHDOG_ROBUSTNESS = (1, 1000)
-# EOS: watchdog timeout and recovery-time accept 0.01 to 60 seconds.
+# EOS: watchdog timeout and recovery-time accept 0.01 to 60 seconds, two decimals
+# (`priority-flow-control pause watchdog port timer timeout <0.01-60>`): milliseconds
+# must be a multiple of 10 (125 ms would render 0.125, refused at push time).
 EOS_WATCHDOG_MS = (10, 60000)
+EOS_WATCHDOG_STEP_MS = 10
+# SONiC: the PFC watchdog ranges of sonic-utilities pfcwd/main.py (`pfcwd start`:
+# detection-time click.IntRange(100, 5000), --restoration-time click.IntRange(100, 60000)).
+SONIC_WATCHDOG_MS = {"detection_time_ms": (100, 5000), "restoration_time_ms": (100, 60000)}
 
 
 def nvue_watchdog_timers(detection_ms):
@@ -369,12 +421,6 @@ def switch_policy_errors(policy, switch_os):
             "traffic class number (SONiC pfc_enable / EOS cos-to-traffic-class map)",
             roce_tc,
         )
-    if switch_os == "sonic" and policy["trust"] != "dscp":
-        check.fail(
-            _name("trust"),
-            "must be dscp on sonic (the role renders DSCP_TO_TC_MAP, not DOT1P_TO_TC_MAP)",
-            policy["trust"],
-        )
     watchdog = policy["pfc_watchdog"]
     if watchdog["enabled"] and pfc:
         actions = SWITCH_WATCHDOG_ACTIONS[switch_os]
@@ -391,14 +437,22 @@ def switch_policy_errors(policy, switch_os):
                 "must be a polling interval of 100-5000 ms times a robustness of 1-1000 on cumulus",
                 detection,
             )
-        if switch_os == "eos":
-            for key in ("detection_time_ms", "restoration_time_ms"):
+        for key in ("detection_time_ms", "restoration_time_ms"):
+            value = watchdog[key]
+            if switch_os == "eos":
                 low, high = EOS_WATCHDOG_MS
-                if not low <= watchdog[key] <= high:
+                if not low <= value <= high or value % EOS_WATCHDOG_STEP_MS:
                     check.fail(
                         _name("pfc_watchdog." + key),
-                        f"must be {low}-{high} ms on eos (0.01-60 s)",
-                        watchdog[key],
+                        f"must be {low}-{high} ms in steps of {EOS_WATCHDOG_STEP_MS} ms on eos "
+                        "(0.01-60 s, two decimals)",
+                        value,
+                    )
+            if switch_os == "sonic":
+                low, high = SONIC_WATCHDOG_MS[key]
+                if not low <= value <= high:
+                    check.fail(
+                        _name("pfc_watchdog." + key), f"must be {low}-{high} ms on sonic", value
                     )
     return check.errors
 

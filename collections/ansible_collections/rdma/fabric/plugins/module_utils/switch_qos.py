@@ -29,6 +29,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
 # Names this role owns on a switch (maps, profiles, schedulers).
 SONIC_NAME = "RDMA_FABRIC"
 EOS_PROFILE = "RDMA_FABRIC_ROCE"
+# SONiC tables whose rows orchagent reads only when they are created: a SCHEDULER's
+# type and weight do not change in place (an ETS change needs the row deleted and
+# re-created), so the patch removes such a row and adds it again in one apply-patch.
+SONIC_CREATE_ONLY = frozenset({"SCHEDULER"})
 # SONiC's CABLE_LENGTH table has one key (the buffer template's, "AZURE" on most images).
 SONIC_CABLE_KEY = "AZURE"
 
@@ -341,8 +345,12 @@ def json_patch(current, desired, cable_key=None):
                     field_ops.append(
                         {"op": "replace", "path": _pointer(table, key, field), "value": want}
                     )
+                    remaining[field] = want
             if not remaining:
                 removed_keys.append(key)
+            elif field_ops and table in SONIC_CREATE_ONLY:
+                table_ops.append({"op": "remove", "path": _pointer(table, key)})
+                table_ops.append({"op": "add", "path": _pointer(table, key), "value": remaining})
             else:
                 table_ops.extend(field_ops)
         if removed_keys and not table_ops and set(removed_keys) >= set(have_table):
