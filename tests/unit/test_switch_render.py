@@ -134,7 +134,8 @@ def test_cumulus_watchdog_timers_and_pool():
 def test_cumulus_lossy_policy():
     rendered = nvue_config(policy(pfc_priorities=[]), ["swp1"], 5)
     assert rendered["qos"]["roce"] == {"mode": "lossy"}
-    assert "pfc" not in rendered["qos"] and "interface" not in rendered
+    assert "pfc" not in rendered["qos"]
+    assert rendered["interface"] == {"swp1": {"link": {"mtu": 9000}}}  # no watchdog state
 
 
 def test_merge_diff_is_what_a_patch_must_carry():
@@ -214,7 +215,8 @@ def test_sonic_patch_on_a_fresh_switch_adds_whole_tables():
     configdb = load("configdb_fresh.json")
     desired = sonic_tables(DEFAULT, ["Ethernet0"], 5)
     patch = json_patch(configdb, desired)
-    assert {op["op"] for op in patch} == {"add"}
+    # Every table is added; only the port's MTU (9100 at boot) is replaced.
+    assert [op["path"] for op in patch if op["op"] != "add"] == ["/PORT/Ethernet0/mtu"]
     assert "/CABLE_LENGTH" in {op["path"] for op in patch}
     after = apply_json_patch(configdb, patch)
     assert after["CABLE_LENGTH"] == {"AZURE": {"Ethernet0": "5m"}}
@@ -314,7 +316,7 @@ def test_eos_diff_is_what_eos_config_would_send():
     candidate = NetworkConfig(indent=3, contents=eos_config(DEFAULT, ["Ethernet1/1"]))
     commands = dumps(candidate.difference(NetworkConfig(indent=3, contents=running)), "commands")
     assert "qos map dscp 26 to traffic-class 3" in commands
-    assert "interface Ethernet1/1\nservice-profile RDMA_FABRIC_ROCE" in commands
+    assert "interface Ethernet1/1\nmtu 9000\nservice-profile RDMA_FABRIC_ROCE" in commands
     assert "qos map dscp 48 to traffic-class 6" not in commands, "already in the running config"
     merged = running + "\n" + eos_config(DEFAULT, ["Ethernet1/1"])
     again = candidate.difference(NetworkConfig(indent=3, contents=merged))
