@@ -103,6 +103,7 @@ def cumulus_host(standin, tls, **extra):
         "roce_switch_qos_ca_path": tls[0],
         "roce_switch_qos_use_proxy": False,
         "roce_switch_qos_ports": ["swp1", "swp2"],
+        "roce_switch_qos_uplinks": ["swp2"],
         **extra,
     }
 
@@ -223,6 +224,7 @@ def sonic(tmp_path):
         "ansible_connection": "local",
         "roce_switch_qos_sonic_become": False,
         "roce_switch_qos_ports": ["Ethernet0", "Ethernet4"],
+        "roce_switch_qos_uplinks": [],
     }
     return db, env, inventory(tmp_path, sonic={"sonic1": host})
 
@@ -292,11 +294,18 @@ def test_rendered_writes_what_each_switch_would_get(tmp_path, play):
     hosts = inventory(
         tmp_path,
         cumulus={"leaf1": {**local, "roce_switch_qos_ports": ["swp1"]}},
-        sonic={"sonic1": {**local, "roce_switch_qos_ports": ["Ethernet0"]}},
+        sonic={
+            "sonic1": {
+                **local,
+                "roce_switch_qos_ports": ["Ethernet0"],
+                "roce_switch_qos_uplinks": ["Ethernet0", "Ethernet120"],
+            }
+        },
         eos={
             "spine1": {
                 **local,
                 "roce_switch_qos_ports": ["Ethernet1/1"],
+                "roce_switch_qos_uplinks": ["Ethernet1/1"],
                 "roce_switch_qos_cable_length": 5,
             }
         },
@@ -304,6 +313,10 @@ def test_rendered_writes_what_each_switch_would_get(tmp_path, play):
     args = ("-e", "roce_switch_qos_state=rendered", "-e", f"roce_switch_qos_render_dir={out_dir}")
     proc, out = play(hosts, *args)
     assert proc.returncode == 0, out
+    # Port scope: rendered warns by name (applied refuses, see the bad-input test).
+    assert "WARNING: roce_switch_qos_uplinks is not set for leaf1" in out
+    assert "roce_switch_qos_ports of sonic1 must include its uplinks Ethernet120" in out
+    assert "WARNING: roce_switch_qos_ports of spine1" not in out
     assert sorted(p.name for p in out_dir.iterdir()) == ["leaf1.json", "sonic1.json", "spine1.cfg"]
     assert json.loads((out_dir / "leaf1.json").read_text()) == render(
         DEFAULT, "cumulus", ["swp1"], 100
@@ -327,8 +340,14 @@ BAD_PLAY = """\
 
 
 def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_cli):
-    local = {"ansible_connection": "local", "roce_switch_qos_ports": ["swp1"]}
+    local = {
+        "ansible_connection": "local",
+        "roce_switch_qos_ports": ["swp1"],
+        "roce_switch_qos_uplinks": [],
+    }
     hosts = {
+        "uplinks_left_out": {**local, "roce_switch_qos_uplinks": ["swp51", "swp1"]},
+        "uplinks_unset": {**local, "roce_switch_qos_uplinks": None},
         "bad_os": {**local, "rdma_switch_os": "junos"},
         "no_ports": {**local, "roce_switch_qos_ports": []},
         "wrong_port_names": {**local, "roce_switch_qos_ports": ["Ethernet0"]},
@@ -354,6 +373,8 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_cli):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     expected = {
+        "uplinks_left_out": "of uplinks_left_out must include its uplinks swp51 (",
+        "uplinks_unset": "roce_switch_qos_uplinks is not set for uplinks_unset",
         "bad_os": "rdma_switch_os",
         "no_ports": "roce_switch_qos_ports must list",
         "wrong_port_names": "roce_switch_qos_ports must list",

@@ -27,6 +27,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     merge_apply,
     merge_diff,
     nvue_config,
+    render,
     sonic_tables,
 )
 
@@ -394,3 +395,19 @@ def test_unknown_switch_os_is_named():
     ]
     for name in ("cumulus", "sonic", "eos"):
         assert switch_policy_errors(DEFAULT, name) == []
+
+
+@pytest.mark.parametrize(
+    ("switch_os", "ports", "where"),
+    [
+        ("cumulus", ["swp1"], lambda c, mtu: c["interface"]["swp1"]["link"]["mtu"] == mtu),
+        ("sonic", ["Ethernet0"], lambda c, mtu: c["PORT"]["Ethernet0"]["mtu"] == str(mtu)),
+        ("eos", ["Ethernet1/1"], lambda c, mtu: f"interface Ethernet1/1\n   mtu {mtu}\n" in c),
+    ],
+)
+def test_the_roce_ports_get_the_policy_mtu(switch_os, ports, where):
+    """Issue 12/14: renderings for MTU 1500 and 9216 were identical (no MTU on switches)."""
+    small = render(policy(mtu=1500), switch_os, ports, 5)
+    jumbo = render(policy(mtu=9216), switch_os, ports, 5)
+    assert small != jumbo
+    assert where(small, 1500) and where(jumbo, 9216)
