@@ -97,9 +97,26 @@ options:
         type: dict
         default: {enabled: true, detection_time_ms: 200, restoration_time_ms: 200, action: drop}
       mtu:
-        description: IP MTU of RoCE interfaces (1280-9216); switches add their L2 overhead.
+        description: IP MTU of RoCE interfaces (1280-9216); the switches' RoCE ports get the same.
         type: int
         default: 9000
+      host_cable_length_m:
+        description:
+          - Cable length (1-1000 m) the host NIC sizes its PFC headroom for
+            (C(mlnx_qos --cable_len)). Unset leaves the NIC's own (mlx5 - 7 m).
+        type: int
+      host_prio2buffer:
+        description:
+          - Eight receive-buffer numbers, one per priority (C(mlnx_qos --prio2buffer)). The
+            RoCE priority needs a buffer no lossy priority shares. Unset leaves the NIC's.
+        type: list
+        elements: int
+      host_buffer_size:
+        description:
+          - Eight receive-buffer sizes in bytes (C(mlnx_qos --buffer_size)); the RoCE
+            priority's buffer needs a size. Unset leaves the NIC's.
+        type: list
+        elements: int
 """
 
 EXAMPLES = r"""
@@ -117,8 +134,10 @@ RETURN = r"""
 _value:
   description:
     - The complete policy, plus C(prio_tc), C(tc_tsa) (ets or strict per traffic class),
-      C(tc_bw) (8 percentages) and C(roce_tos) (DSCP << 2, plus ECT(0) when the RoCE
-      priority is ECN-marked; 106 by default).
+      C(tc_bw) (8 percentages), C(roce_tos) (DSCP << 2, plus ECT(0) when the RoCE
+      priority is ECN-marked; 106 by default) and C(host_pfc_storm_timeout_ms) (the
+      hosts' PFC storm prevention, ethtool pfc-prevention-tout - the PFC watchdog's
+      detection time, 0 when it is off).
   type: dict
 """
 

@@ -46,9 +46,18 @@ DEFAULTS = {
         "action": "drop",
     },
     "mtu": 9000,
+    # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size). None
+    # leaves the NIC's own (mlx5: 7 m cable, its default buffer split).
+    "host_cable_length_m": None,
+    "host_prio2buffer": None,
+    "host_buffer_size": None,
 }
 
-DERIVED = ("roce_tos", "tc_tsa", "tc_bw")
+DERIVED = ("roce_tos", "tc_tsa", "tc_bw", "host_pfc_storm_timeout_ms")
+# mlx5: the cable length it accepts (MLX5E_MAX_CABLE_LENGTH) and the longest PFC storm
+# prevention timeout (ethtool pfc-prevention-tout, MLX5E_PFC_PREVEN_TOUT_MAX_MSEC).
+HOST_CABLE_M = (1, 1000)
+HOST_STORM_MAX_MS = 8000
 TRUST_CHOICES = ("dscp",)
 # Why trust pcp is refused: a host puts an 802.1p priority on a frame only through a
 # VLAN's egress-qos-map (or a tagged kernel path); the roles configure neither, so RoCE
@@ -331,10 +340,12 @@ def normalize_policy(policy):
             "action": action,
         }
     out["mtu"] = check.integer(_name("mtu"), merged["mtu"], 1280, 9216, "an MTU in bytes")
+    _host_buffers(check, merged, out)
 
     if check.errors:
         return None, check.errors
     out["roce_tos"] = roce_tos(out)
+    out["host_pfc_storm_timeout_ms"] = host_storm_timeout(out)
     # Derived keys are accepted back (a filled policy normalizes to itself) only when
     # they agree: ToS and ETS are never typed twice.
     for key in DERIVED:
@@ -343,6 +354,70 @@ def normalize_policy(policy):
     if check.errors:
         return None, check.errors
     return out, []
+
+
+def host_storm_timeout(policy):
+    """Host PFC storm prevention (ethtool pfc-prevention-tout), alongside the switches'
+    PFC watchdog: its detection time when the watchdog is on, else 0 (off)."""
+    watchdog = policy["pfc_watchdog"]
+    if not watchdog["enabled"] or not policy["pfc_priorities"]:
+        return 0
+    return watchdog["detection_time_ms"]
+
+
+def _eight(check, key, value, low, high, what):
+    if not isinstance(value, (list, tuple)) or len(value) != 8:
+        check.fail(_name(key), f"must list 8 {what}s, one per priority or buffer", value)
+        return None
+    out = [check.integer(_name(key, i), v, low, high, what) for i, v in enumerate(value)]
+    return None if None in out else out
+
+
+def _host_buffers(check, merged, out):
+    """host_cable_length_m, host_prio2buffer, host_buffer_size (each None or checked)."""
+    cable = merged["host_cable_length_m"]
+    out["host_cable_length_m"] = (
+        None
+        if cable is None
+        else check.integer(_name("host_cable_length_m"), cable, *HOST_CABLE_M, "meters")
+    )
+    p2b = merged["host_prio2buffer"]
+    out["host_prio2buffer"] = (
+        None if p2b is None else _eight(check, "host_prio2buffer", p2b, 0, 7, "buffer")
+    )
+    size = merged["host_buffer_size"]
+    out["host_buffer_size"] = (
+        None if size is None else _eight(check, "host_buffer_size", size, 0, 1 << 30, "byte count")
+    )
+    p2b, roce, pfc = out["host_prio2buffer"], out["roce_priority"], out["pfc_priorities"]
+    if p2b and roce is not None and pfc is not None:
+        shared = [p for p in range(8) if p not in pfc and p2b[p] == p2b[roce]]
+        if roce in pfc and shared:
+            check.fail(
+                _name("host_prio2buffer"),
+                f"must give the RoCE priority {roce} a buffer of its own: lossy priorities "
+                f"{shared} share buffer {p2b[roce]} and would be paused with it",
+                merged["host_prio2buffer"],
+            )
+    size = out["host_buffer_size"]
+    if size and p2b and roce is not None and not size[p2b[roce]]:
+        check.fail(
+            _name("host_buffer_size"),
+            f"must give the RoCE priority's buffer {p2b[roce]} a size",
+            merged["host_buffer_size"],
+        )
+    watchdog = out.get("pfc_watchdog")
+    if (
+        watchdog
+        and watchdog["enabled"]
+        and (watchdog["detection_time_ms"] or 0) > HOST_STORM_MAX_MS
+    ):
+        check.fail(
+            _name("pfc_watchdog.detection_time_ms"),
+            f"must be at most {HOST_STORM_MAX_MS} ms: hosts use it as the NIC's PFC storm "
+            "prevention timeout (ethtool pfc-prevention-tout)",
+            watchdog["detection_time_ms"],
+        )
 
 
 class PolicyError(ValueError):

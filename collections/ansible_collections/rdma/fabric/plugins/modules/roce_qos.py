@@ -206,6 +206,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
     BACKENDS,
+    BUFFER_ASPECTS,
     boot_commands,
     desired_qos,
     find_knobs,
@@ -215,8 +216,11 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
     plan,
     rdma_port_of,
     state_text,
+    storm_knob,
     write_knob,
 )
+
+SBIN = ["/usr/sbin", "/sbin", "/usr/local/sbin"]
 
 
 def _view(qos, knobs, key):
@@ -228,7 +232,7 @@ def pick_backend(module, required=True):
     choice = module.params["backend"]
     names = ["mlnx_qos", "dcb"] if choice == "auto" else [choice]
     for name in names:
-        binary = module.get_bin_path(name, opt_dirs=["/usr/sbin", "/sbin", "/usr/local/sbin"])
+        binary = module.get_bin_path(name, opt_dirs=SBIN)
         if binary:
             return BACKENDS[name](binary)
     if not required:
@@ -240,6 +244,16 @@ def pick_backend(module, required=True):
         interfaces=module.params["interfaces"],
     )
     return None
+
+
+def all_knobs(module, run, iface, device, port, policy):
+    """The kernel knobs (find_knobs) plus the NIC's PFC storm prevention (ethtool)."""
+    if not module.params["knobs"]:
+        return []
+    knobs = find_knobs(module.params["sysfs_root"], iface, device, port, policy)
+    ethtool = module.get_bin_path("ethtool", opt_dirs=SBIN)
+    storm = storm_knob(run, ethtool, iface, policy) if ethtool else None
+    return knobs + ([storm] if storm else [])
 
 
 def read_one(module, backend, iface, policy, desired):
@@ -268,7 +282,7 @@ def read_one(module, backend, iface, policy, desired):
         entry.update(reason=reason, before={}, after={})
         return entry, None, [], []
     entry["supported"] = True
-    knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
+    knobs = all_knobs(module, run, iface, device, port, policy)
     _aspects, commands, drift = plan(backend, iface, current, desired)
     entry.update(
         drift=drift + knob_drift(knobs),
@@ -397,7 +411,7 @@ def main():
                 module.fail_json(msg=f"roce_qos: {' '.join(argv)} failed: {err or out}", **result)
         for knob in stale:
             try:
-                write_knob(knob)
+                write_knob(knob, run)
             except OSError as exc:
                 module.fail_json(msg=f"roce_qos: cannot write {knob['path']}: {exc}", **result)
         current, reason = backend.read(run, iface)
@@ -405,8 +419,7 @@ def main():
             module.fail_json(
                 msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result
             )
-        root = module.params["sysfs_root"]
-        knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
+        knobs = all_knobs(module, run, iface, device, port, policy)
         after = _view(current, knobs, "have")
         left = plan(backend, iface, current, desired)[2]
         left += knob_drift(knobs)
@@ -416,6 +429,9 @@ def main():
             )
     elif result["changed"]:
         predicted = dict(current, **{k: desired[k] for k in ("pfc", "prio_tc", "tc_tsa", "tc_bw")})
+        predicted.update(
+            {k: desired[k] for k in BUFFER_ASPECTS if k in current and desired[k] is not None}
+        )
         predicted["dscp2prio"] = {**current["dscp2prio"], **desired["dscp2prio"]}
         if current.get("trust") is not None:
             predicted["trust"] = desired["trust"]
