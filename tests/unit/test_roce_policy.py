@@ -182,3 +182,19 @@ def test_role_fails_before_any_change(run_cli, tmp_path, bad, key):
     failure = next(line for line in output.splitlines() if "FAILED!" in line or "[ERROR]" in line)
     assert key in output, failure
     assert re.search(r"changed=0\s", output), output
+
+
+def test_role_refuses_lldptool_beside_mlnx_qos(run_cli, tmp_path):
+    """Issue 14: lldpad `configure` ran lldptool on ports mlnx_qos sets (OS mode)."""
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(PLAY)
+    extra = {"roce_host_qos_lldpad": "configure", "roce_host_qos_backend": "mlnx_qos"}
+    proc = run_cli(
+        "ansible-playbook", "-i", "localhost,", "--check", str(playbook), "-e", json.dumps(extra)
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    ran = [m["name"] for m in TASK_RE.finditer(output)]
+    assert ran[-1] == "roce_host_qos : Validate roce_host_qos_lldpad against the backend", ran
+    assert "mlnx_qos must not be used alongside another DCBX tool" in output
+    assert re.search(r"changed=0\s", output), output

@@ -17,6 +17,7 @@ outputs.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -293,6 +294,18 @@ class Dcb:
     def __init__(self, binary="dcb"):
         self.binary = binary
 
+    def read_dcbx(self, run, iface):
+        """The DCBX flags (``dcb -j dcbx show``: {"host": true, "ieee": true}, only the set
+        flags, iproute2 dcb/dcb_dcbx.c), or None where the driver has no DCBX (getdcbx)."""
+        rc, out, _err = run([self.binary, "-j", "dcbx", "show", "dev", iface])
+        if rc != 0:
+            return None
+        try:
+            flags = json.loads(out or "{}")
+        except ValueError:
+            return None
+        return sorted(k for k, v in flags.items() if v is True) if isinstance(flags, dict) else None
+
     def read(self, run, iface):
         outputs = {}
         for obj, extra in (("pfc", []), ("app", ["dscp-prio"]), ("ets", [])):
@@ -302,9 +315,13 @@ class Dcb:
             outputs[obj] = out
         pfc, ets = parse_pfc(outputs["pfc"]), parse_ets(outputs["ets"])
         app = parse_app(outputs["app"])
+        flags = self.read_dcbx(run, iface)
         return {
             "backend": self.name,
-            "dcbx": None,
+            # Host (OS) controlled DCBX, or the NIC firmware's, which a switch's DCBX can
+            # overwrite; None where the driver reports none.
+            "dcbx": None if flags is None else ("os" if "host" in flags else "firmware"),
+            "dcbx_flags": flags,
             # mlx5 trusts DSCP as soon as a DSCP app entry exists; dcb has no trust
             # object before iproute2 6.2's apptrust: dscp2prio carries it.
             "trust": None,
@@ -319,6 +336,14 @@ class Dcb:
     def commands(self, iface, current, desired, aspects):
         dev = ["dev", iface]
         cmds = []
+        if "dcbx" in aspects:
+            # As `mlnx_qos --dcbx os` does (get_dcbx() | DCB_CAP_DCBX_HOST): host plus the
+            # versions the device reports; `dcb dcbx set` replaces every flag, and older
+            # mlx5 (en_dcbnl.c mlx5e_dcbnl_setdcbx) refuse host without cee and ieee.
+            versions = [f for f in ("cee", "ieee") if f in (current.get("dcbx_flags") or [])]
+            cmds.append(
+                [self.binary, "dcbx", "set"] + dev + ["host"] + (versions or ["cee", "ieee"])
+            )
         if "dscp2prio" in aspects:
             if desired["trust"] == "pcp":
                 cmds.append([self.binary, "app", "flush"] + dev + ["dscp-prio"])
