@@ -327,6 +327,9 @@ def test_eos_diff_is_what_eos_config_would_send():
 # --- what each OS cannot express --------------------------------------------------------
 
 
+WD = "rdma_roce_policy.pfc_watchdog."
+
+
 @pytest.mark.parametrize(
     ("changes", "switch_os", "key"),
     [
@@ -357,21 +360,9 @@ def test_eos_diff_is_what_eos_config_would_send():
             "rdma_roce_policy.prio_tc[3]",
         ),
         # Issue 14 item 10: limits found only at push time before.
-        (
-            {"pfc_watchdog": {"detection_time_ms": 125}},
-            "eos",
-            "rdma_roce_policy.pfc_watchdog.detection_time_ms",
-        ),
-        (
-            {"pfc_watchdog": {"detection_time_ms": 6000}},
-            "sonic",
-            "rdma_roce_policy.pfc_watchdog.detection_time_ms",
-        ),
-        (
-            {"pfc_watchdog": {"restoration_time_ms": 50}},
-            "sonic",
-            "rdma_roce_policy.pfc_watchdog.restoration_time_ms",
-        ),
+        ({"pfc_watchdog": {"detection_time_ms": 125}}, "eos", WD + "detection_time_ms"),
+        ({"pfc_watchdog": {"detection_time_ms": 6000}}, "sonic", WD + "detection_time_ms"),
+        ({"pfc_watchdog": {"restoration_time_ms": 50}}, "sonic", WD + "restoration_time_ms"),
     ],
 )
 def test_policy_the_switch_cannot_express(changes, switch_os, key):
