@@ -16,6 +16,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import nor
 from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import (
     buffer_model,
     buffer_tables,
+    lookup_path,
     parse_pg_lookup,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
@@ -47,6 +48,12 @@ def test_lookup_file_parsed_like_buffermgr():
         "xon_offset": "2496",
     }
     assert ("100000", "100m") not in LOOKUP
+
+
+def test_lookup_file_found_from_platform_and_hwsku():
+    assert lookup_path(configdb("traditional")) == (
+        "/usr/share/sonic/device/x86_64-standin/standin/pg_profile_lookup.ini"
+    )
 
 
 def test_buffer_model_from_device_metadata():
