@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 from ansible_collections.rdma.fabric.plugins.module_utils.dcb import parse_app, parse_ets, parse_pfc
 from ansible_collections.rdma.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
@@ -423,6 +424,35 @@ def lldpad_commands(iface, policy):
         ):
             cmds.append(base + ["APP", "enableTx=yes", f"app={prio},5,{dscp}"])
     return cmds
+
+
+# --- links: bonds and the flap a DCB change causes ----------------------------------
+
+
+def bond_members(root, iface):
+    """The members of a bond master (RoCE LAG: DCB is set on them), else []."""
+    text = read_attr(os.path.join(root, "sys/class/net", iface, "bonding", "slaves"))
+    return text.split() if text else []
+
+
+def operstate(root, iface):
+    return read_attr(os.path.join(root, "sys/class/net", iface, "operstate"))
+
+
+def wait_link_up(root, iface, seconds, sleep=time.sleep, clock=time.monotonic):
+    """True once iface's operstate is up again, False after ``seconds``.
+
+    mlx5 toggles the port link on a PFC or buffer change (en_dcbnl.c
+    mlx5e_dcbnl_ieee_setpfc: mlx5_toggle_port_link), so ports are changed one at a time
+    and the next waits until this one is back: the legs of a bond never flap together.
+    """
+    deadline = clock() + seconds
+    while True:
+        if operstate(root, iface) == "up":
+            return True
+        if clock() >= deadline:
+            return False
+        sleep(0.5)
 
 
 # --- kernel knobs -------------------------------------------------------------------

@@ -67,6 +67,14 @@ options:
     type: str
     choices: [present, gathered]
     default: present
+  link_wait:
+    description:
+      - Seconds to wait, after changing a port whose link was up, for it to be up again
+        (mlx5 toggles the link on a PFC or buffer change); the task fails when it is not.
+        Looping this module over a host's ports then changes them one at a time. 0 does
+        not wait.
+    type: int
+    default: 0
   sysfs_root:
     description:
       - Directory that holds C(sys/) (sysfs, configfs, debugfs). Tests point it at a
@@ -207,16 +215,19 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import nor
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
     BACKENDS,
     BUFFER_ASPECTS,
+    bond_members,
     boot_commands,
     desired_qos,
     find_knobs,
     knob_drift,
     knob_step,
     lldpad_commands,
+    operstate,
     plan,
     rdma_port_of,
     state_text,
     storm_knob,
+    wait_link_up,
     write_knob,
 )
 
@@ -346,6 +357,7 @@ def main():
             "knobs": {"type": "bool", "default": True},
             "state": {"type": "str", "default": "present", "choices": ["present", "gathered"]},
             "sysfs_root": {"type": "path", "default": "/"},
+            "link_wait": {"type": "int", "default": 0},
         },
         mutually_exclusive=[["interface", "interfaces"]],
         required_one_of=[["interface", "interfaces"]],
@@ -376,6 +388,14 @@ def main():
         "lldpad_commands": lldpad_commands(iface, policy),
     }
     _must_be_netdev(module, iface, result)
+    members = bond_members(module.params["sysfs_root"], iface)
+    if members:
+        module.fail_json(
+            msg=f"roce_qos: {iface} is a bond (RoCE LAG); DCB is set on its members "
+            f"{', '.join(members)}, one at a time: give those",
+            members=members,
+            **result,
+        )
     backend = pick_backend(module)
     result["backend"] = backend.name
 
@@ -405,6 +425,7 @@ def main():
     result["changed"] = bool(commands or stale)
     after = result["before"]
     if result["changed"] and not module.check_mode:
+        was_up = operstate(module.params["sysfs_root"], iface) == "up"
         for argv in commands:
             rc, out, err = module.run_command(argv)
             if rc != 0:
@@ -414,6 +435,18 @@ def main():
                 write_knob(knob, run)
             except OSError as exc:
                 module.fail_json(msg=f"roce_qos: cannot write {knob['path']}: {exc}", **result)
+        wait = module.params["link_wait"]
+        if (
+            commands
+            and was_up
+            and wait
+            and not wait_link_up(module.params["sysfs_root"], iface, wait)
+        ):
+            module.fail_json(
+                msg=f"roce_qos: {iface} was not up again {wait} s after the change "
+                "(link_wait, roce_host_qos_link_wait)",
+                **result,
+            )
         current, reason = backend.read(run, iface)
         if current is None:
             module.fail_json(
