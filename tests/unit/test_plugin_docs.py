@@ -138,7 +138,7 @@ def test_mlxconfig_doc_json_matches_the_module(run_cli):
             "rdma.fabric.nvue_config",
             {"patch", "revision", "before", "after", "applied_unchanged", "saved"},
         ),
-        ("rdma.fabric.sonic_config_patch", {"patch", "before", "after", "saved"}),
+        ("rdma.fabric.sonic_config_patch", {"patch", "before", "after", "saved", "buffer_model"}),
     ],
 )
 def test_switch_module_docs(run_cli, name, returns):

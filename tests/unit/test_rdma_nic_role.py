@@ -115,19 +115,58 @@ def test_cnp_setting_that_disagrees_with_the_policy(run_play):
     assert "cnp_priority=5" in line
 
 
+def test_cc_prio_mask_that_disagrees_with_the_policy(run_play):
+    proc, output = run_play(
+        {
+            "rdma_roce_policy": {"roce_priority": 4},
+            "rdma_nic_extra_settings": {"ROCE_CC_PRIO_MASK_P2": 8},
+        }
+    )
+    failed_early(proc, output)
+    line = message(output, "rdma_roce_policy")
+    assert "rdma_nic_extra_settings.ROCE_CC_PRIO_MASK_P2=8" in line and "ecn_priorities=4" in line
+
+
+def test_policy_settings_per_port(run_cli, tmp_path):
+    """CNP marking and DCQCN's priority mask from rdma_roce_policy, on both ports."""
+    playbook = tmp_path / "vars.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.include_vars: " + str(ROLES_DIR / ROLE / "vars" / "main.yml") + "\n"
+        "    - ansible.builtin.debug:\n        var: __rdma_nic_cnp_settings\n"
+    )
+    policy = {"roce_priority": 4, "ecn_priorities": [2, 4], "cnp_dscp": 46, "cnp_priority": 7}
+    proc = run_cli(
+        "ansible-playbook", "-i", "localhost,", "-c", "local", str(playbook),
+        "-e", json.dumps({"rdma_roce_policy": policy}),
+        env={"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    shown = proc.stdout
+    for port in ("P1", "P2"):
+        assert f'"CNP_DSCP_{port}": 46' in shown
+        assert f'"CNP_802P_PRIO_{port}": 7' in shown
+        assert f'"ROCE_CC_PRIO_MASK_{port}": 20' in shown, shown  # bits 2 and 4
+
+
 def test_bad_policy_values(run_play):
     proc, output = run_play({"rdma_roce_policy": {"cnp_dscp": 64}})
     failed_early(proc, output)
     line = message(output, "rdma_roce_policy.cnp_dscp")
-    assert "cnp_dscp=64" in line
+    assert "got 64" in line
+    # The shared policy's own rules, not a looser copy: CNP apart from RoCE.
+    proc, output = run_play({"rdma_roce_policy": {"cnp_priority": 3}})
+    failed_early(proc, output)
+    assert "must differ from rdma_roce_policy.roce_priority" in message(output, "cnp_priority")
 
 
 @pytest.mark.parametrize(
     "extra",
     [
         {},
-        {"rdma_roce_policy": {"cnp_dscp": 26, "cnp_priority": 3}},
-        {"rdma_roce_policy": {"cnp_dscp": 26}, "rdma_nic_settings": {"CNP_DSCP_P2": 26}},
+        {"rdma_roce_policy": {"cnp_dscp": 46, "cnp_priority": 5}},
+        {"rdma_roce_policy": {"cnp_dscp": 46}, "rdma_nic_settings": {"CNP_DSCP_P2": 46}},
+        {"rdma_nic_extra_settings": {"ROCE_CC_PRIO_MASK_P1": 8}},
         {"rdma_nic_cnp_from_policy": False, "rdma_nic_settings": {"CNP_DSCP_P1": 24}},
         {"rdma_nic_settings": {"LINK_TYPE_P1": "IB", "SRIOV_EN": True, "NUM_OF_VFS": 8}},
         {"rdma_nic_extra_settings": {"LINK_TYPE_P2": 2}},

@@ -31,6 +31,12 @@ BAD = [
     pytest.param(
         {"pfc_priorities": [3, 4]}, "rdma_roce_policy.pfc_priorities", id="pfc-without-roce"
     ),
+    pytest.param(
+        {"roce_priority": 4, "ecn_priorities": [3]},
+        "rdma_roce_policy.ecn_priorities",
+        id="ecn-not-on-roce",
+    ),
+    pytest.param({"trust": "pcp"}, "rdma_roce_policy.trust", id="trust-pcp"),
 ]
 
 
@@ -54,8 +60,37 @@ def test_partial_policy_keeps_the_other_defaults():
     assert policy["pfc_watchdog"] == {**DEFAULTS["pfc_watchdog"], "action": "forward"}
 
 
-def test_no_ecn_on_roce_means_no_ect():
-    assert normalize_policy({"ecn_priorities": []})[0]["roce_tos"] == 104
+def test_pfc_ecn_and_ets_follow_the_roce_priority():
+    """Issue 14: `roce_priority: 4` alone used to keep ECN (and the ETS share) on 3."""
+    policy, errors = normalize_policy({"roce_priority": 4})
+    assert errors == []
+    assert policy["pfc_priorities"] == [4] and policy["ecn_priorities"] == [4]
+    assert policy["prio_tc"][4] == 4 and policy["tc_bw"] == [50, 0, 0, 0, 50, 0, 0, 0]
+    assert policy["roce_tos"] == 106  # ECT(0): the RoCE class is ECN-marked
+
+
+@pytest.mark.parametrize("ecn", [[], [3], [3, 5]], ids=["none", "old-default", "others"])
+def test_ecn_without_the_roce_priority_is_refused(ecn):
+    policy, errors = normalize_policy({"roce_priority": 4, "ecn_priorities": ecn})
+    assert policy is None
+    assert len(errors) == 1 and errors[0].startswith("rdma_roce_policy.ecn_priorities must ")
+    assert "roce_priority = 4" in errors[0]
+
+
+def test_ecn_may_cover_more_than_the_roce_priority():
+    policy, errors = normalize_policy({"ecn_priorities": [0, 3]})
+    assert errors == [] and policy["ecn_priorities"] == [0, 3]
+
+
+def test_trust_pcp_is_refused_saying_why():
+    errors = normalize_policy({"trust": "pcp"})[1]
+    assert len(errors) == 1 and errors[0].startswith("rdma_roce_policy.trust must be dscp")
+    assert "egress-qos-map" in errors[0] and "priority 0" in errors[0]
+
+
+def test_cnp_sharing_the_roce_class_is_refused():
+    errors = normalize_policy({"prio_tc": [0, 0, 0, 3, 0, 0, 3, 0]})[1]
+    assert any(e.startswith("rdma_roce_policy.prio_tc[6] must differ") for e in errors), errors
 
 
 def test_filled_policy_round_trips_through_json():
@@ -146,4 +181,20 @@ def test_role_fails_before_any_change(run_cli, tmp_path, bad, key):
     assert ran[-1] == "roce_host_qos : Validate rdma_roce_policy", ran
     failure = next(line for line in output.splitlines() if "FAILED!" in line or "[ERROR]" in line)
     assert key in output, failure
+    assert re.search(r"changed=0\s", output), output
+
+
+def test_role_refuses_lldptool_beside_mlnx_qos(run_cli, tmp_path):
+    """Issue 14: lldpad `configure` ran lldptool on ports mlnx_qos sets (OS mode)."""
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(PLAY)
+    extra = {"roce_host_qos_lldpad": "configure", "roce_host_qos_backend": "mlnx_qos"}
+    proc = run_cli(
+        "ansible-playbook", "-i", "localhost,", "--check", str(playbook), "-e", json.dumps(extra)
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    ran = [m["name"] for m in TASK_RE.finditer(output)]
+    assert ran[-1] == "roce_host_qos : Validate roce_host_qos_lldpad against the backend", ran
+    assert "mlnx_qos must not be used alongside another DCBX tool" in output
     assert re.search(r"changed=0\s", output), output

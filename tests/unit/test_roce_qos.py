@@ -188,13 +188,42 @@ def test_mlnx_qos_unsupported_netdev():
 # --- dcb backend ----------------------------------------------------------------------
 
 
-def dcb_outputs(app, pfc, ets, iface=IF):
+def dcb_outputs(app, pfc, ets, iface=IF, dcbx='{"host":true,"ieee":true}'):
     show = ("dcb", "-j", "-N")
     return {
         (*show, "pfc", "show", "dev", iface): (0, load(pfc), ""),
         (*show, "app", "show", "dev", iface, "dscp-prio"): (0, load(app), ""),
         (*show, "ets", "show", "dev", iface): (0, load(ets), ""),
+        # `dcb -j dcbx show` prints only the flags that are set (iproute2 dcb_dcbx.c).
+        ("dcb", "-j", "dcbx", "show", "dev", iface): (0, dcbx, "") if dcbx else (1, "", "nope"),
     }
+
+
+@pytest.mark.parametrize(
+    ("dcbx", "state", "command"),
+    [
+        ('{"host":true,"ieee":true}', "os", None),
+        ('{"ieee":true}', "firmware", ["dcb", "dcbx", "set", "dev", IF, "host", "ieee"]),
+        (
+            '{"cee":true,"ieee":true}',
+            "firmware",
+            ["dcb", "dcbx", "set", "dev", IF, "host", "cee", "ieee"],
+        ),
+        (None, None, None),
+    ],
+    ids=["host", "firmware", "firmware-cee", "no-dcbx"],
+)
+def test_dcb_sets_dcbx_host_mode(dcbx, state, command):
+    """Issue 14: the dcb backend left NIC-firmware DCBX in charge (a switch could override)."""
+    outputs = dcb_outputs(
+        "dcb_app_policy.json", "dcb_pfc_policy.json", "dcb_ets_policy.json", dcbx=dcbx
+    )
+    current, _ = Dcb("dcb").read(runner(outputs), IF)
+    assert current["dcbx"] == state
+    aspects, cmds, _ = plan(Dcb("dcb"), IF, current, desired_qos(POLICY))
+    assert cmds == ([command] if command else [])
+    boot = boot_commands(Dcb("dcb"), IF, current, desired_qos(POLICY))
+    assert (boot[0][:3] == ["dcb", "dcbx", "set"]) is (state is not None)
 
 
 def test_dcb_default_port_exact_commands():
@@ -457,3 +486,39 @@ def test_boot_script_reports_a_missing_netdev(tmp_path):
     proc = run_apply_script(config, tmp_path)
     assert proc.returncode == 1
     assert "nope0 did not appear" in proc.stdout
+
+
+def test_boot_script_retries_until_the_rdma_side_appears(tmp_path):
+    """Issue 14: rdma_cm/configfs loading after the netdev made the ToS writes fail once."""
+    (tmp_path / "sys/class/net" / IF).mkdir(parents=True)
+    late = tmp_path / "sys/kernel/config/rdma_cm"
+    tos = late / "mlx5_1/ports/1/default_roce_tos"
+    config = tmp_path / "c.json"
+    steps = [{"mkdir": str(late / "mlx5_1")}, {"write": str(tos), "value": "106"}]
+    config.write_text(
+        json.dumps({"wait_seconds": 20, "interfaces": [{"item": IF, "boot_steps": steps}]})
+    )
+    # The "module" appears 2 s after boot: configfs' rdma_cm directory and, once the group
+    # exists, its ports (the kernel fills them in a real configfs).
+    filler = subprocess.Popen(
+        ["sh", "-c", f"sleep 2; mkdir -p {late}; while [ ! -d {late}/mlx5_1 ]; do sleep 0.2; done;"
+         f" mkdir -p {tos.parent}"]
+    )  # fmt: skip
+    try:
+        proc = run_apply_script(config, tmp_path)
+    finally:
+        filler.wait(timeout=30)
+    assert proc.returncode == 0, proc.stdout
+    assert "retrying" in proc.stdout
+    assert tos.read_text() == "106\n"
+
+
+def test_boot_script_gives_up_at_the_deadline(tmp_path):
+    (tmp_path / "sys/class/net" / IF).mkdir(parents=True)
+    config = tmp_path / "c.json"
+    step = {"write": str(tmp_path / "never/there"), "value": "1"}
+    config.write_text(
+        json.dumps({"wait_seconds": 2, "interfaces": [{"item": IF, "boot_steps": [step]}]})
+    )
+    proc = run_apply_script(config, tmp_path)
+    assert proc.returncode == 1 and "finished with errors" in proc.stdout

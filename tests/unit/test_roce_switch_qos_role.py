@@ -103,6 +103,7 @@ def cumulus_host(standin, tls, **extra):
         "roce_switch_qos_ca_path": tls[0],
         "roce_switch_qos_use_proxy": False,
         "roce_switch_qos_ports": ["swp1", "swp2"],
+        "roce_switch_qos_uplinks": ["swp2"],
         **extra,
     }
 
@@ -132,7 +133,7 @@ def play(run_cli):
 def test_cumulus_check_then_apply_then_nothing(nvue, tls, tmp_path, play):
     standin = nvue()
     hosts = inventory(tmp_path, cumulus={"leaf1": cumulus_host(standin, tls)})
-    want = render(DEFAULT, "cumulus", ["swp1", "swp2"], 40)
+    want = render(DEFAULT, "cumulus", ["swp1", "swp2"], 100)
 
     proc, out = play(hosts, "--check", "--diff")
     assert proc.returncode == 0, out
@@ -214,7 +215,7 @@ def test_rollout_stops_at_the_first_failure(nvue, tls, tmp_path, play):
 @pytest.fixture
 def sonic(tmp_path):
     db = tmp_path / "config_db.json"
-    shutil.copy(FIXTURES / "configdb_qos_sample.json", db)
+    shutil.copy(FIXTURES / "configdb_buffers_dynamic.json", db)
     env = {
         "PATH": f"{STANDINS / 'sonic'}{os.pathsep}{os.environ['PATH']}",
         "SONIC_STANDIN_DB": str(db),
@@ -223,6 +224,7 @@ def sonic(tmp_path):
         "ansible_connection": "local",
         "roce_switch_qos_sonic_become": False,
         "roce_switch_qos_ports": ["Ethernet0", "Ethernet4"],
+        "roce_switch_qos_uplinks": [],
     }
     return db, env, inventory(tmp_path, sonic={"sonic1": host})
 
@@ -242,11 +244,35 @@ def test_sonic_patch_apply_save_and_nothing_the_second_time(sonic, play):
     assert configdb["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] == "3"
     assert configdb["DSCP_TO_TC_MAP"]["RDMA_FABRIC"]["26"] == "3"
     assert configdb["PORT_QOS_MAP"]["Ethernet8"]["pfc_enable"] == "3,4", "other ports untouched"
+    # Dynamic buffer model (DEVICE_METADATA): the RoCE PG lossless, the old 3-4 rows gone.
+    assert configdb["BUFFER_PG"]["Ethernet0|3"] == {"profile": "NULL"}
+    assert "Ethernet0|3-4" not in configdb["BUFFER_PG"]
+    assert configdb["CABLE_LENGTH"]["AZURE"]["Ethernet0"] == "100m"
+    assert configdb["PORT"]["Ethernet0"]["mtu"] == "9000"
     assert Path(str(db) + ".saved").read_text() == db.read_text(), "config save -y ran"
 
     proc, out = play(hosts, env=env)
     assert proc.returncode == 0, out
     assert recap(out, "sonic1")["changed"] == 0
+
+
+def test_sonic_traditional_buffers_from_the_lookup_file(sonic, play, tmp_path):
+    db, env, hosts = sonic
+    shutil.copy(FIXTURES / "configdb_buffers_traditional.json", db)
+    lookup = str(FIXTURES / "pg_profile_lookup.ini")
+    args = ("-e", f"roce_switch_qos_sonic_pg_lookup_file={lookup}")
+    original = db.read_text()
+    proc, out = play(hosts, *args, env=env)
+    assert proc.returncode != 0, out
+    assert "roce_switch_qos_cable_length: 100 m at speed 100000 (Ethernet0)" in out
+    assert db.read_text() == original, "refused before any change"
+
+    proc, out = play(hosts, *args, "-e", "roce_switch_qos_cable_length=40", env=env)
+    assert proc.returncode == 0, out
+    configdb = json.loads(db.read_text())
+    assert configdb["BUFFER_PG"]["Ethernet4|3"] == {"profile": "pg_lossless_100000_40m_profile"}
+    assert configdb["BUFFER_PROFILE"]["pg_lossless_100000_40m_profile"]["xoff"] == "23552"
+    assert "Ethernet4|3-4" not in configdb["BUFFER_PG"]
 
 
 def test_sonic_refused_patch_fails_with_the_updaters_message(sonic, play):
@@ -268,11 +294,18 @@ def test_rendered_writes_what_each_switch_would_get(tmp_path, play):
     hosts = inventory(
         tmp_path,
         cumulus={"leaf1": {**local, "roce_switch_qos_ports": ["swp1"]}},
-        sonic={"sonic1": {**local, "roce_switch_qos_ports": ["Ethernet0"]}},
+        sonic={
+            "sonic1": {
+                **local,
+                "roce_switch_qos_ports": ["Ethernet0"],
+                "roce_switch_qos_uplinks": ["Ethernet0", "Ethernet120"],
+            }
+        },
         eos={
             "spine1": {
                 **local,
                 "roce_switch_qos_ports": ["Ethernet1/1"],
+                "roce_switch_qos_uplinks": ["Ethernet1/1"],
                 "roce_switch_qos_cable_length": 5,
             }
         },
@@ -280,12 +313,16 @@ def test_rendered_writes_what_each_switch_would_get(tmp_path, play):
     args = ("-e", "roce_switch_qos_state=rendered", "-e", f"roce_switch_qos_render_dir={out_dir}")
     proc, out = play(hosts, *args)
     assert proc.returncode == 0, out
+    # Port scope: rendered warns by name (applied refuses, see the bad-input test).
+    assert "WARNING: roce_switch_qos_uplinks is not set for leaf1" in out
+    assert "roce_switch_qos_ports of sonic1 must include its uplinks Ethernet120" in out
+    assert "WARNING: roce_switch_qos_ports of spine1" not in out
     assert sorted(p.name for p in out_dir.iterdir()) == ["leaf1.json", "sonic1.json", "spine1.cfg"]
     assert json.loads((out_dir / "leaf1.json").read_text()) == render(
-        DEFAULT, "cumulus", ["swp1"], 40
+        DEFAULT, "cumulus", ["swp1"], 100
     )
     assert json.loads((out_dir / "sonic1.json").read_text()) == render(
-        DEFAULT, "sonic", ["Ethernet0"], 40
+        DEFAULT, "sonic", ["Ethernet0"], 100, {"sonic_buffer_model": "dynamic"}
     )
     assert (out_dir / "spine1.cfg").read_text() == render(DEFAULT, "eos", ["Ethernet1/1"], 5)
     proc, out = play(hosts, *args)
@@ -303,8 +340,14 @@ BAD_PLAY = """\
 
 
 def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_cli):
-    local = {"ansible_connection": "local", "roce_switch_qos_ports": ["swp1"]}
+    local = {
+        "ansible_connection": "local",
+        "roce_switch_qos_ports": ["swp1"],
+        "roce_switch_qos_uplinks": [],
+    }
     hosts = {
+        "uplinks_left_out": {**local, "roce_switch_qos_uplinks": ["swp51", "swp1"]},
+        "uplinks_unset": {**local, "roce_switch_qos_uplinks": None},
         "bad_os": {**local, "rdma_switch_os": "junos"},
         "no_ports": {**local, "roce_switch_qos_ports": []},
         "wrong_port_names": {**local, "roce_switch_qos_ports": ["Ethernet0"]},
@@ -330,6 +373,8 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_cli):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     expected = {
+        "uplinks_left_out": "of uplinks_left_out must include its uplinks swp51 (",
+        "uplinks_unset": "roce_switch_qos_uplinks is not set for uplinks_unset",
         "bad_os": "rdma_switch_os",
         "no_ports": "roce_switch_qos_ports must list",
         "wrong_port_names": "roce_switch_qos_ports must list",

@@ -27,6 +27,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     merge_apply,
     merge_diff,
     nvue_config,
+    render,
     sonic_tables,
 )
 
@@ -134,7 +135,8 @@ def test_cumulus_watchdog_timers_and_pool():
 def test_cumulus_lossy_policy():
     rendered = nvue_config(policy(pfc_priorities=[]), ["swp1"], 5)
     assert rendered["qos"]["roce"] == {"mode": "lossy"}
-    assert "pfc" not in rendered["qos"] and "interface" not in rendered
+    assert "pfc" not in rendered["qos"]
+    assert rendered["interface"] == {"swp1": {"link": {"mtu": 9000}}}  # no watchdog state
 
 
 def test_merge_diff_is_what_a_patch_must_carry():
@@ -214,11 +216,31 @@ def test_sonic_patch_on_a_fresh_switch_adds_whole_tables():
     configdb = load("configdb_fresh.json")
     desired = sonic_tables(DEFAULT, ["Ethernet0"], 5)
     patch = json_patch(configdb, desired)
-    assert {op["op"] for op in patch} == {"add"}
+    # Every table is added; only the port's MTU (9100 at boot) is replaced.
+    assert [op["path"] for op in patch if op["op"] != "add"] == ["/PORT/Ethernet0/mtu"]
     assert "/CABLE_LENGTH" in {op["path"] for op in patch}
     after = apply_json_patch(configdb, patch)
     assert after["CABLE_LENGTH"] == {"AZURE": {"Ethernet0": "5m"}}
     assert json_patch(after, desired) == []
+
+
+def test_sonic_ets_change_deletes_and_recreates_the_scheduler():
+    """SCHEDULER type/weight are read at creation only (issue 14): replace is not enough."""
+    configdb = load("configdb_fresh.json")
+    first = sonic_tables(DEFAULT, ["Ethernet0"], 5)
+    configdb = apply_json_patch(configdb, json_patch(configdb, first))
+    changed = sonic_tables(policy(ets_bandwidth={0: 40, 3: 60}), ["Ethernet0"], 5)
+    patch = json_patch(configdb, changed)
+    assert [op for op in patch if op["op"] == "replace" and "/SCHEDULER/" in op["path"]] == []
+    for name, weight in (("RDMA_FABRIC_TC0", "40"), ("RDMA_FABRIC_TC3", "60")):
+        remove = patch.index({"op": "remove", "path": f"/SCHEDULER/{name}"})
+        add = patch.index(
+            {"op": "add", "path": f"/SCHEDULER/{name}", "value": {"type": "DWRR", "weight": weight}}
+        )
+        assert remove < add
+    assert not [op for op in patch if "RDMA_FABRIC_TC6" in op["path"]]
+    after = apply_json_patch(configdb, patch)
+    assert json_patch(after, changed) == []
 
 
 def test_sonic_watchdog_off_removes_the_rows_and_empty_tables():
@@ -295,7 +317,7 @@ def test_eos_diff_is_what_eos_config_would_send():
     candidate = NetworkConfig(indent=3, contents=eos_config(DEFAULT, ["Ethernet1/1"]))
     commands = dumps(candidate.difference(NetworkConfig(indent=3, contents=running)), "commands")
     assert "qos map dscp 26 to traffic-class 3" in commands
-    assert "interface Ethernet1/1\nservice-profile RDMA_FABRIC_ROCE" in commands
+    assert "interface Ethernet1/1\nmtu 9000\nservice-profile RDMA_FABRIC_ROCE" in commands
     assert "qos map dscp 48 to traffic-class 6" not in commands, "already in the running config"
     merged = running + "\n" + eos_config(DEFAULT, ["Ethernet1/1"])
     again = candidate.difference(NetworkConfig(indent=3, contents=merged))
@@ -303,6 +325,9 @@ def test_eos_diff_is_what_eos_config_would_send():
 
 
 # --- what each OS cannot express --------------------------------------------------------
+
+
+WD = "rdma_roce_policy.pfc_watchdog."
 
 
 @pytest.mark.parametrize(
@@ -334,7 +359,10 @@ def test_eos_diff_is_what_eos_config_would_send():
             "eos",
             "rdma_roce_policy.prio_tc[3]",
         ),
-        ({"trust": "pcp"}, "sonic", "rdma_roce_policy.trust"),
+        # Issue 14 item 10: limits found only at push time before.
+        ({"pfc_watchdog": {"detection_time_ms": 125}}, "eos", WD + "detection_time_ms"),
+        ({"pfc_watchdog": {"detection_time_ms": 6000}}, "sonic", WD + "detection_time_ms"),
+        ({"pfc_watchdog": {"restoration_time_ms": 50}}, "sonic", WD + "restoration_time_ms"),
     ],
 )
 def test_policy_the_switch_cannot_express(changes, switch_os, key):
@@ -358,3 +386,19 @@ def test_unknown_switch_os_is_named():
     ]
     for name in ("cumulus", "sonic", "eos"):
         assert switch_policy_errors(DEFAULT, name) == []
+
+
+@pytest.mark.parametrize(
+    ("switch_os", "ports", "where"),
+    [
+        ("cumulus", ["swp1"], lambda c, mtu: c["interface"]["swp1"]["link"]["mtu"] == mtu),
+        ("sonic", ["Ethernet0"], lambda c, mtu: c["PORT"]["Ethernet0"]["mtu"] == str(mtu)),
+        ("eos", ["Ethernet1/1"], lambda c, mtu: f"interface Ethernet1/1\n   mtu {mtu}\n" in c),
+    ],
+)
+def test_the_roce_ports_get_the_policy_mtu(switch_os, ports, where):
+    """Issue 12/14: renderings for MTU 1500 and 9216 were identical (no MTU on switches)."""
+    small = render(policy(mtu=1500), switch_os, ports, 5)
+    jumbo = render(policy(mtu=9216), switch_os, ports, 5)
+    assert small != jumbo
+    assert where(small, 1500) and where(jumbo, 9216)

@@ -46,21 +46,27 @@ options:
         type: int
         default: 48
       trust:
-        description: Which marking classifies received packets.
+        description:
+          - Which marking classifies received packets. Only C(dscp) - C(pcp) is refused
+            with the reason - it needs every RoCE frame VLAN-tagged with the RoCE priority
+            (a VLAN egress-qos-map on each host), which these roles do not configure, so
+            RoCE would travel untagged in priority 0 (lossy).
         type: str
-        choices: [dscp, pcp]
+        choices: [dscp]
         default: dscp
       pfc_priorities:
-        description: Priorities with PFC; only the RoCE priority may be listed ([] is lossy RoCE).
+        description:
+          - Priorities with PFC; only the RoCE priority may be listed ([] is lossy RoCE).
+            Unset, C([roce_priority]).
         type: list
         elements: int
-        default: [3]
       ets_bandwidth:
         description:
           - Percent of bandwidth per ETS traffic class, summing to 100. Every traffic class
             not listed is strict priority. The RoCE traffic class needs a share.
+          - "Unset, 50 for class 0 and 50 for the RoCE priority's class (C({0: 50, 3: 50})
+            with the other defaults)."
         type: dict
-        default: {0: 50, 3: 50}
       prio_tc:
         description:
           - Eight traffic classes, one per priority. Unset, RoCE and CNP priorities keep
@@ -68,10 +74,12 @@ options:
         type: list
         elements: int
       ecn_priorities:
-        description: Priorities ECN-marked by switches and reacting to it on hosts (DCQCN).
+        description:
+          - Priorities ECN-marked by switches and reacting to it on hosts (DCQCN). Unset,
+            C([roce_priority]); a list without the RoCE priority is refused (RoCE without
+            ECN has no congestion control).
         type: list
         elements: int
-        default: [3]
       ecn_min_threshold_kb:
         description: Switch queue depth (KB) where ECN marking starts.
         type: int
@@ -89,9 +97,26 @@ options:
         type: dict
         default: {enabled: true, detection_time_ms: 200, restoration_time_ms: 200, action: drop}
       mtu:
-        description: IP MTU of RoCE interfaces (1280-9216); switches add their L2 overhead.
+        description: IP MTU of RoCE interfaces (1280-9216); the switches' RoCE ports get the same.
         type: int
         default: 9000
+      host_cable_length_m:
+        description:
+          - Cable length (1-1000 m) the host NIC sizes its PFC headroom for
+            (C(mlnx_qos --cable_len)). Unset leaves the NIC's own (mlx5 - 7 m).
+        type: int
+      host_prio2buffer:
+        description:
+          - Eight receive-buffer numbers, one per priority (C(mlnx_qos --prio2buffer)). The
+            RoCE priority needs a buffer no lossy priority shares. Unset leaves the NIC's.
+        type: list
+        elements: int
+      host_buffer_size:
+        description:
+          - Eight receive-buffer sizes in bytes (C(mlnx_qos --buffer_size)); the RoCE
+            priority's buffer needs a size. Unset leaves the NIC's.
+        type: list
+        elements: int
 """
 
 EXAMPLES = r"""
@@ -109,8 +134,10 @@ RETURN = r"""
 _value:
   description:
     - The complete policy, plus C(prio_tc), C(tc_tsa) (ets or strict per traffic class),
-      C(tc_bw) (8 percentages) and C(roce_tos) (DSCP << 2, plus ECT(0) when the RoCE
-      priority is ECN-marked; 106 by default).
+      C(tc_bw) (8 percentages), C(roce_tos) (DSCP << 2, plus ECT(0) when the RoCE
+      priority is ECN-marked; 106 by default) and C(host_pfc_storm_timeout_ms) (the
+      hosts' PFC storm prevention, ethtool pfc-prevention-tout - the PFC watchdog's
+      detection time, 0 when it is off).
   type: dict
 """
 

@@ -44,7 +44,11 @@ options:
   options:
     description:
       - OS-specific options - C(lossless_pool_percent) (Cumulus roce-lossless traffic pool),
-        C(eos_tx_queue) (C(tx-queue) or C(uc-tx-queue)).
+        C(eos_tx_queue) (C(tx-queue) or C(uc-tx-queue)), C(cable_lengths) (port -> meters
+        where a port differs from I(cable_length); Cumulus takes the longest),
+        C(sonic_buffer_model) (C(dynamic) or C(traditional) - adds the lossless BUFFER_PG
+        rows of the RoCE priority group; empty leaves them to M(rdma.fabric.sonic_config_patch),
+        which reads the switch's model).
     type: dict
     default: {}
 """

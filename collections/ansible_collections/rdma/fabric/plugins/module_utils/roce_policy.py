@@ -26,13 +26,16 @@ DEFAULTS = {
     "cnp_priority": 6,
     "cnp_dscp": 48,
     "trust": "dscp",
-    "pfc_priorities": [3],
+    # None derives the value from the RoCE priority (see DERIVED_FROM_ROCE): PFC, ECN and
+    # the RoCE class's ETS share follow roce_priority, so changing it changes them all.
+    "pfc_priorities": None,
     # Percent per ETS traffic class; every other traffic class is strict priority.
-    "ets_bandwidth": {0: 50, 3: 50},
+    # None: 50 for class 0 and 50 for the RoCE priority's class.
+    "ets_bandwidth": None,
     # Priority -> traffic class; None derives it: RoCE and CNP priorities keep their
     # own class (same number), every other priority shares class 0.
     "prio_tc": None,
-    "ecn_priorities": [3],
+    "ecn_priorities": None,
     "ecn_min_threshold_kb": 150,
     "ecn_max_threshold_kb": 1500,
     "ecn_mark_probability": 100,
@@ -43,10 +46,27 @@ DEFAULTS = {
         "action": "drop",
     },
     "mtu": 9000,
+    # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size). None
+    # leaves the NIC's own (mlx5: 7 m cable, its default buffer split).
+    "host_cable_length_m": None,
+    "host_prio2buffer": None,
+    "host_buffer_size": None,
 }
 
-DERIVED = ("roce_tos", "tc_tsa", "tc_bw")
-TRUST_CHOICES = ("dscp", "pcp")
+DERIVED = ("roce_tos", "tc_tsa", "tc_bw", "host_pfc_storm_timeout_ms")
+# mlx5: the cable length it accepts (MLX5E_MAX_CABLE_LENGTH) and the longest PFC storm
+# prevention timeout (ethtool pfc-prevention-tout, MLX5E_PFC_PREVEN_TOUT_MAX_MSEC).
+HOST_CABLE_M = (1, 1000)
+HOST_STORM_MAX_MS = 8000
+TRUST_CHOICES = ("dscp",)
+# Why trust pcp is refused: a host puts an 802.1p priority on a frame only through a
+# VLAN's egress-qos-map (or a tagged kernel path); the roles configure neither, so RoCE
+# would leave untagged in priority 0 and land in the lossy class of every switch.
+PCP_REFUSED = (
+    "must be dscp: trust pcp needs every RoCE frame VLAN-tagged with the RoCE priority "
+    "(a VLAN interface with an egress-qos-map on each host), which these roles do not "
+    "configure; untagged RoCE would travel in priority 0, lossy and without ECN"
+)
 WATCHDOG_ACTIONS = ("drop", "forward", "alert")
 # ToS ECN field value of ECT(0): the RoCE packets RDMA-CM sends are ECN-capable.
 ECT0 = 2
@@ -146,11 +166,27 @@ def normalize_policy(policy):
         out[key] = check.integer(_name(key), merged[key], 0, 7, "a priority")
     for key in ("roce_dscp", "cnp_dscp"):
         out[key] = check.integer(_name(key), merged[key], 0, 63, "a DSCP value")
-    if merged["trust"] not in TRUST_CHOICES:
+    if merged["trust"] == "pcp":
+        check.fail(_name("trust"), PCP_REFUSED, merged["trust"])
+    elif merged["trust"] not in TRUST_CHOICES:
         check.fail(_name("trust"), f"must be one of {', '.join(TRUST_CHOICES)}", merged["trust"])
     out["trust"] = merged["trust"]
     for key in ("pfc_priorities", "ecn_priorities"):
-        out[key] = check.int_list(key, merged[key], 0, 7, "priority")
+        if merged[key] is None:
+            roce = out["roce_priority"]
+            out[key] = None if roce is None else [roce]
+        else:
+            out[key] = check.int_list(key, merged[key], 0, 7, "priority")
+    ecn, roce = out["ecn_priorities"], out["roce_priority"]
+    if ecn is not None and roce is not None and roce not in ecn:
+        check.fail(
+            _name("ecn_priorities"),
+            f"must include the RoCE priority (rdma_roce_policy.roce_priority = {roce}): "
+            "without ECN on the RoCE class RoCE packets are not ECN-capable, hosts turn "
+            "DCQCN off for it and switches mark an empty class (PFC only, no congestion "
+            "control); leave it unset to follow roce_priority",
+            merged["ecn_priorities"],
+        )
 
     if out["roce_priority"] is not None and out["roce_priority"] == out["cnp_priority"]:
         check.fail(
@@ -192,10 +228,29 @@ def normalize_policy(policy):
             if None in out["prio_tc"]:
                 out["prio_tc"] = None
 
+    if (
+        out["prio_tc"]
+        and out["roce_priority"] is not None
+        and out["cnp_priority"] not in (None, out["roce_priority"])
+    ):
+        roce_tc = out["prio_tc"][out["roce_priority"]]
+        if out["prio_tc"][out["cnp_priority"]] == roce_tc:
+            check.fail(
+                _name("prio_tc", out["cnp_priority"]),
+                f"must differ from the RoCE priority's traffic class {roce_tc}: CNPs queued "
+                "behind the RoCE traffic they throttle arrive too late",
+                merged["prio_tc"][out["cnp_priority"]],
+            )
+
     # ETS: {tc: percent}; keys may arrive as strings (JSON, extra vars).
     bandwidth = merged["ets_bandwidth"]
+    if bandwidth is None and out["prio_tc"] and out["roce_priority"] is not None:
+        roce_tc = out["prio_tc"][out["roce_priority"]]
+        bandwidth = {0: 100} if roce_tc == 0 else {0: 50, roce_tc: 50}
     tc_bw = None
-    if not isinstance(bandwidth, dict) or not bandwidth:
+    if bandwidth is None:
+        pass  # derived, and what it derives from is already reported as bad
+    elif not isinstance(bandwidth, dict) or not bandwidth:
         check.fail(_name("ets_bandwidth"), "must map traffic classes to percent", bandwidth)
     else:
         tc_bw = [0] * 8
@@ -285,10 +340,12 @@ def normalize_policy(policy):
             "action": action,
         }
     out["mtu"] = check.integer(_name("mtu"), merged["mtu"], 1280, 9216, "an MTU in bytes")
+    _host_buffers(check, merged, out)
 
     if check.errors:
         return None, check.errors
     out["roce_tos"] = roce_tos(out)
+    out["host_pfc_storm_timeout_ms"] = host_storm_timeout(out)
     # Derived keys are accepted back (a filled policy normalizes to itself) only when
     # they agree: ToS and ETS are never typed twice.
     for key in DERIVED:
@@ -297,6 +354,70 @@ def normalize_policy(policy):
     if check.errors:
         return None, check.errors
     return out, []
+
+
+def host_storm_timeout(policy):
+    """Host PFC storm prevention (ethtool pfc-prevention-tout), alongside the switches'
+    PFC watchdog: its detection time when the watchdog is on, else 0 (off)."""
+    watchdog = policy["pfc_watchdog"]
+    if not watchdog["enabled"] or not policy["pfc_priorities"]:
+        return 0
+    return watchdog["detection_time_ms"]
+
+
+def _eight(check, key, value, low, high, what):
+    if not isinstance(value, (list, tuple)) or len(value) != 8:
+        check.fail(_name(key), f"must list 8 {what}s, one per priority or buffer", value)
+        return None
+    out = [check.integer(_name(key, i), v, low, high, what) for i, v in enumerate(value)]
+    return None if None in out else out
+
+
+def _host_buffers(check, merged, out):
+    """host_cable_length_m, host_prio2buffer, host_buffer_size (each None or checked)."""
+    cable = merged["host_cable_length_m"]
+    out["host_cable_length_m"] = (
+        None
+        if cable is None
+        else check.integer(_name("host_cable_length_m"), cable, *HOST_CABLE_M, "meters")
+    )
+    p2b = merged["host_prio2buffer"]
+    out["host_prio2buffer"] = (
+        None if p2b is None else _eight(check, "host_prio2buffer", p2b, 0, 7, "buffer")
+    )
+    size = merged["host_buffer_size"]
+    out["host_buffer_size"] = (
+        None if size is None else _eight(check, "host_buffer_size", size, 0, 1 << 30, "byte count")
+    )
+    p2b, roce, pfc = out["host_prio2buffer"], out["roce_priority"], out["pfc_priorities"]
+    if p2b and roce is not None and pfc is not None:
+        shared = [p for p in range(8) if p not in pfc and p2b[p] == p2b[roce]]
+        if roce in pfc and shared:
+            check.fail(
+                _name("host_prio2buffer"),
+                f"must give the RoCE priority {roce} a buffer of its own: lossy priorities "
+                f"{shared} share buffer {p2b[roce]} and would be paused with it",
+                merged["host_prio2buffer"],
+            )
+    size = out["host_buffer_size"]
+    if size and p2b and roce is not None and not size[p2b[roce]]:
+        check.fail(
+            _name("host_buffer_size"),
+            f"must give the RoCE priority's buffer {p2b[roce]} a size",
+            merged["host_buffer_size"],
+        )
+    watchdog = out.get("pfc_watchdog")
+    if (
+        watchdog
+        and watchdog["enabled"]
+        and (watchdog["detection_time_ms"] or 0) > HOST_STORM_MAX_MS
+    ):
+        check.fail(
+            _name("pfc_watchdog.detection_time_ms"),
+            f"must be at most {HOST_STORM_MAX_MS} ms: hosts use it as the NIC's PFC storm "
+            "prevention timeout (ethtool pfc-prevention-tout)",
+            watchdog["detection_time_ms"],
+        )
 
 
 class PolicyError(ValueError):
@@ -331,8 +452,14 @@ SWITCH_WATCHDOG_ACTIONS = {
 # Cumulus: detection = polling-interval (100-5000 ms) x robustness (1-1000).
 NVUE_WATCHDOG_POLL_MS = (100, 5000)
 NVUE_WATCHDOG_ROBUSTNESS = (1, 1000)
-# EOS: watchdog timeout and recovery-time accept 0.01 to 60 seconds.
+# EOS: watchdog timeout and recovery-time accept 0.01 to 60 seconds, two decimals
+# (`priority-flow-control pause watchdog port timer timeout <0.01-60>`): milliseconds
+# must be a multiple of 10 (125 ms would render 0.125, refused at push time).
 EOS_WATCHDOG_MS = (10, 60000)
+EOS_WATCHDOG_STEP_MS = 10
+# SONiC: the PFC watchdog ranges of sonic-utilities pfcwd/main.py (`pfcwd start`:
+# detection-time click.IntRange(100, 5000), --restoration-time click.IntRange(100, 60000)).
+SONIC_WATCHDOG_MS = {"detection_time_ms": (100, 5000), "restoration_time_ms": (100, 60000)}
 
 
 def nvue_watchdog_timers(detection_ms):
@@ -369,12 +496,6 @@ def switch_policy_errors(policy, switch_os):
             "traffic class number (SONiC pfc_enable / EOS cos-to-traffic-class map)",
             roce_tc,
         )
-    if switch_os == "sonic" and policy["trust"] != "dscp":
-        check.fail(
-            _name("trust"),
-            "must be dscp on sonic (the role renders DSCP_TO_TC_MAP, not DOT1P_TO_TC_MAP)",
-            policy["trust"],
-        )
     watchdog = policy["pfc_watchdog"]
     if watchdog["enabled"] and pfc:
         actions = SWITCH_WATCHDOG_ACTIONS[switch_os]
@@ -391,14 +512,22 @@ def switch_policy_errors(policy, switch_os):
                 "must be a polling interval of 100-5000 ms times a robustness of 1-1000 on cumulus",
                 detection,
             )
-        if switch_os == "eos":
-            for key in ("detection_time_ms", "restoration_time_ms"):
+        for key in ("detection_time_ms", "restoration_time_ms"):
+            value = watchdog[key]
+            if switch_os == "eos":
                 low, high = EOS_WATCHDOG_MS
-                if not low <= watchdog[key] <= high:
+                if not low <= value <= high or value % EOS_WATCHDOG_STEP_MS:
                     check.fail(
                         _name("pfc_watchdog." + key),
-                        f"must be {low}-{high} ms on eos (0.01-60 s)",
-                        watchdog[key],
+                        f"must be {low}-{high} ms in steps of {EOS_WATCHDOG_STEP_MS} ms on eos "
+                        "(0.01-60 s, two decimals)",
+                        value,
+                    )
+            if switch_os == "sonic":
+                low, high = SONIC_WATCHDOG_MS[key]
+                if not low <= value <= high:
+                    check.fail(
+                        _name("pfc_watchdog." + key), f"must be {low}-{high} ms on sonic", value
                     )
     return check.errors
 

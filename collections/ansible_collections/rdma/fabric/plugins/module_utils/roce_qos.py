@@ -17,8 +17,10 @@ outputs.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import time
 
 from ansible_collections.rdma.fabric.plugins.module_utils.dcb import parse_app, parse_ets, parse_pfc
 from ansible_collections.rdma.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
@@ -27,7 +29,14 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     read_devices,
 )
 
-ASPECTS = ("dcbx", "trust", "dscp2prio", "pfc", "ets")
+ASPECTS = ("dcbx", "trust", "dscp2prio", "pfc", "ets", "cable_len", "prio2buffer", "buffer_size")
+# Receive-buffer aspects: set only when the policy gives them, only by backends that read
+# them (mlnx_qos); None in the desired state means "leave the NIC's own".
+BUFFER_ASPECTS = {
+    "cable_len": "host_cable_length_m",
+    "prio2buffer": "host_prio2buffer",
+    "buffer_size": "host_buffer_size",
+}
 
 
 def _csv(values):
@@ -49,7 +58,13 @@ def desired_qos(policy):
         "prio_tc": list(policy["prio_tc"]),
         "tc_tsa": list(policy["tc_tsa"]),
         "tc_bw": list(policy["tc_bw"]),
+        **{aspect: policy.get(key) for aspect, key in BUFFER_ASPECTS.items()},
     }
+
+
+def _buffer_differs(current, desired, aspect):
+    want = desired.get(aspect)
+    return want is not None and aspect in current and current[aspect] != want
 
 
 def _ets_differences(current, desired):
@@ -98,6 +113,7 @@ def differing(current, desired):
         out.append("pfc")
     if _ets_differs(current, desired):
         out.append("ets")
+    out += [a for a in BUFFER_ASPECTS if _buffer_differs(current, desired, a)]
     return out
 
 
@@ -127,7 +143,13 @@ def describe(current, desired, aspects):
                     _csv(desired["tc_bw"]),
                 )
             )
+        elif aspect in BUFFER_ASPECTS:
+            lines.append(f"{aspect}: {_text(current.get(aspect))} -> {_text(desired[aspect])}")
     return lines
+
+
+def _text(value):
+    return _csv(value) if isinstance(value, list) else str(value)
 
 
 def _priorities(prios):
@@ -178,6 +200,10 @@ def mismatches(current, desired, knobs=()):
             )
         elif aspect == "ets":
             lines += [f"ETS {text}" for text in _ets_differences(current, desired)]
+        elif aspect in BUFFER_ASPECTS:
+            lines.append(
+                f"{aspect} {_text(current.get(aspect))}, policy wants {_text(desired[aspect])}"
+            )
     lines += [
         f"{k['name']} is {k['have']}, policy wants {k['want']}"
         for k in knobs
@@ -189,7 +215,7 @@ def mismatches(current, desired, knobs=()):
 def state_text(view, dscps):
     """A one-line-per-setting rendering of a before/after view, for --diff."""
     qos, lines = view.get("qos") or {}, []
-    for key in ("dcbx", "trust", "pfc", "prio_tc", "tc_tsa", "tc_bw"):
+    for key in ("dcbx", "trust", "pfc", "prio_tc", "tc_tsa", "tc_bw", *BUFFER_ASPECTS):
         value = qos.get(key)
         if value is not None:
             lines.append(f"{key}: {_csv(value) if isinstance(value, list) else value}")
@@ -219,10 +245,16 @@ class MlnxQos:
         # Legacy releases (ConnectX-3 era) print no trust line: they trust PCP only.
         state["trust"] = parsed["trust"] or "pcp"
         state["dscp2prio"] = {d: [p] for d, p in parsed["dscp2prio"].items()}
+        state["cable_len"] = parsed["cable_len"]
+        state["prio2buffer"] = parsed["prio2buffer"]
+        state["buffer_size"] = (parsed["receive_buffer_size"] or [])[:8] or None
         state["backend"] = self.name
         return state, ""
 
     def commands(self, iface, current, desired, aspects):
+        # Every command line this returns (each aspect, and boot_commands' full set) was
+        # parsed by the real option parser of mlnx-tools python/mlnx_qos (v2607.0.6,
+        # commit 8fbfd9cfff34) without error or stray arguments, 2026-12-03.
         base = [self.binary, "-i", iface]
         cmds = []
         if "dcbx" in aspects:
@@ -243,6 +275,15 @@ class MlnxQos:
                 + ["--tsa", _csv(desired["tc_tsa"])]
                 + ["--tcbw", _csv(desired["tc_bw"])]
             )
+        # One option a command: with both, mlnx_qos (sysfs buffers) sets only
+        # buffer_size and ignores prio2buffer (mlnx-tools python/mlnx_qos).
+        for aspect, option in (
+            ("cable_len", "--cable_len"),
+            ("prio2buffer", "--prio2buffer"),
+            ("buffer_size", "--buffer_size"),
+        ):
+            if aspect in aspects and desired.get(aspect) is not None:
+                cmds.append(base + [option, _text(desired[aspect])])
         return cmds
 
 
@@ -254,6 +295,18 @@ class Dcb:
     def __init__(self, binary="dcb"):
         self.binary = binary
 
+    def read_dcbx(self, run, iface):
+        """The DCBX flags (``dcb -j dcbx show``: {"host": true, "ieee": true}, only the set
+        flags, iproute2 dcb/dcb_dcbx.c), or None where the driver has no DCBX (getdcbx)."""
+        rc, out, _err = run([self.binary, "-j", "dcbx", "show", "dev", iface])
+        if rc != 0:
+            return None
+        try:
+            flags = json.loads(out or "{}")
+        except ValueError:
+            return None
+        return sorted(k for k, v in flags.items() if v is True) if isinstance(flags, dict) else None
+
     def read(self, run, iface):
         outputs = {}
         for obj, extra in (("pfc", []), ("app", ["dscp-prio"]), ("ets", [])):
@@ -263,9 +316,13 @@ class Dcb:
             outputs[obj] = out
         pfc, ets = parse_pfc(outputs["pfc"]), parse_ets(outputs["ets"])
         app = parse_app(outputs["app"])
+        flags = self.read_dcbx(run, iface)
         return {
             "backend": self.name,
-            "dcbx": None,
+            # Host (OS) controlled DCBX, or the NIC firmware's, which a switch's DCBX can
+            # overwrite; None where the driver reports none.
+            "dcbx": None if flags is None else ("os" if "host" in flags else "firmware"),
+            "dcbx_flags": flags,
             # mlx5 trusts DSCP as soon as a DSCP app entry exists; dcb has no trust
             # object before iproute2 6.2's apptrust: dscp2prio carries it.
             "trust": None,
@@ -280,6 +337,14 @@ class Dcb:
     def commands(self, iface, current, desired, aspects):
         dev = ["dev", iface]
         cmds = []
+        if "dcbx" in aspects:
+            # As `mlnx_qos --dcbx os` does (get_dcbx() | DCB_CAP_DCBX_HOST): host plus the
+            # versions the device reports; `dcb dcbx set` replaces every flag, and older
+            # mlx5 (en_dcbnl.c mlx5e_dcbnl_setdcbx) refuse host without cee and ieee.
+            versions = [f for f in ("cee", "ieee") if f in (current.get("dcbx_flags") or [])]
+            cmds.append(
+                [self.binary, "dcbx", "set"] + dev + ["host"] + (versions or ["cee", "ieee"])
+            )
         if "dscp2prio" in aspects:
             if desired["trust"] == "pcp":
                 cmds.append([self.binary, "app", "flush"] + dev + ["dscp-prio"])
@@ -323,6 +388,7 @@ def plan(backend, iface, current, desired):
 def boot_commands(backend, iface, current, desired):
     """Commands that set every aspect from any state (the boot-time re-apply)."""
     aspects = [a for a in ASPECTS if a != "dcbx" or current.get("dcbx") is not None]
+    aspects = [a for a in aspects if a not in BUFFER_ASPECTS or a in current]
     if desired["trust"] == "pcp" and backend.name == "mlnx_qos":
         aspects.remove("dscp2prio")
     blank = {"dcbx": current.get("dcbx"), "willing": current.get("willing")}
@@ -358,6 +424,35 @@ def lldpad_commands(iface, policy):
         ):
             cmds.append(base + ["APP", "enableTx=yes", f"app={prio},5,{dscp}"])
     return cmds
+
+
+# --- links: bonds and the flap a DCB change causes ----------------------------------
+
+
+def bond_members(root, iface):
+    """The members of a bond master (RoCE LAG: DCB is set on them), else []."""
+    text = read_attr(os.path.join(root, "sys/class/net", iface, "bonding", "slaves"))
+    return text.split() if text else []
+
+
+def operstate(root, iface):
+    return read_attr(os.path.join(root, "sys/class/net", iface, "operstate"))
+
+
+def wait_link_up(root, iface, seconds, sleep=time.sleep, clock=time.monotonic):
+    """True once iface's operstate is up again, False after ``seconds``.
+
+    mlx5 toggles the port link on a PFC or buffer change (en_dcbnl.c
+    mlx5e_dcbnl_ieee_setpfc: mlx5_toggle_port_link), so ports are changed one at a time
+    and the next waits until this one is back: the legs of a bond never flap together.
+    """
+    deadline = clock() + seconds
+    while True:
+        if operstate(root, iface) == "up":
+            return True
+        if clock() >= deadline:
+            return False
+        sleep(0.5)
 
 
 # --- kernel knobs -------------------------------------------------------------------
@@ -429,9 +524,38 @@ def find_knobs(root, iface, device, port, policy):
     return knobs
 
 
-def write_knob(knob):
-    """Apply one knob; configfs creates a device group by mkdir."""
-    if knob["kind"] == "mkdir":
+# ethtool's tunable for NIC PFC storm prevention (mlx5: ms a port may stay paused by a
+# receiver that does not drain before the NIC stops sending PAUSE; 0 disables).
+# `ethtool --get-tunable IF pfc-prevention-tout` prints "pfc-prevention-tout: 100"
+# (ethtool.c print_tunable); a driver without it fails (Operation not supported).
+STORM_TUNABLE = "pfc-prevention-tout"
+_STORM_RE = re.compile(r"^pfc-prevention-tout:\s*(\d+)\s*$", re.MULTILINE)
+
+
+def storm_knob(run, ethtool, iface, policy):
+    """The PFC storm prevention knob of iface, or None where the driver has none."""
+    rc, out, _err = run([ethtool, "--get-tunable", iface, STORM_TUNABLE])
+    match = _STORM_RE.search(out or "") if rc == 0 else None
+    if match is None:
+        return None
+    want = str(policy["host_pfc_storm_timeout_ms"])
+    return {
+        "name": "ethtool_pfc_prevention_tout",
+        "kind": "command",
+        "path": f"ethtool {iface} {STORM_TUNABLE}",
+        "argv": [ethtool, "--set-tunable", iface, STORM_TUNABLE, want],
+        "have": match.group(1),
+        "want": want,
+    }
+
+
+def write_knob(knob, run=None):
+    """Apply one knob; configfs creates a device group by mkdir; a command knob runs."""
+    if knob["kind"] == "command":
+        rc, out, err = run(knob["argv"])
+        if rc != 0:
+            raise OSError(f"{' '.join(knob['argv'])}: {(err or out).strip()}")
+    elif knob["kind"] == "mkdir":
         os.mkdir(knob["path"])
     else:
         with open(knob["path"], "w", encoding="utf-8") as handle:
@@ -439,6 +563,8 @@ def write_knob(knob):
 
 
 def knob_step(knob):
+    if knob["kind"] == "command":
+        return {"argv": knob["argv"]}
     return (
         {"mkdir": knob["path"]}
         if knob["kind"] == "mkdir"

@@ -25,10 +25,15 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     SWITCH_WATCHDOG_ACTIONS,
     nvue_watchdog_timers,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import buffer_tables
 
 # Names this role owns on a switch (maps, profiles, schedulers).
 SONIC_NAME = "RDMA_FABRIC"
 EOS_PROFILE = "RDMA_FABRIC_ROCE"
+# SONiC tables whose rows orchagent reads only when they are created: a SCHEDULER's
+# type and weight do not change in place (an ETS change needs the row deleted and
+# re-created), so the patch removes such a row and adds it again in one apply-patch.
+SONIC_CREATE_ONLY = frozenset({"SCHEDULER"})
 # SONiC's CABLE_LENGTH table has one key (the buffer template's, "AZURE" on most images).
 SONIC_CABLE_KEY = "AZURE"
 
@@ -45,6 +50,18 @@ def _ecn_tcs(policy):
 
 def _pfc_tcs(policy):
     return sorted({policy["prio_tc"][p] for p in policy["pfc_priorities"]})
+
+
+def cable_lengths(ports, cable_length, per_port=None):
+    """{port: meters}: ``per_port`` where it names the port, ``cable_length`` elsewhere."""
+    per_port = per_port or {}
+    return {port: int(per_port.get(port, cable_length)) for port in ports}
+
+
+def roce_pg(policy):
+    """The RoCE priority group: its traffic class (TC_TO_PRIORITY_GROUP_MAP is identity
+    on lossless classes; the switch checks make it the RoCE priority)."""
+    return policy["prio_tc"][policy["roce_priority"]]
 
 
 def _watchdog_on(policy):
@@ -100,7 +117,9 @@ def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
             "default-global": {"traffic-class": {str(tc): dict(ecn) for tc in _ecn_tcs(policy)}}
         },
     }
-    interfaces = {}
+    # The RoCE ports carry the policy's MTU (NVUE `interface swpN link mtu`, Linux
+    # netdev MTU semantics, the same number the hosts use).
+    interfaces = {port: {"link": {"mtu": policy["mtu"]}} for port in ports}
     if pfc:
         qos["pfc"] = {
             "default-global": {
@@ -121,11 +140,9 @@ def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
             poll, robustness = nvue_watchdog_timers(watchdog["detection_time_ms"])
             qos["pfc-watchdog"] = {"polling-interval": poll, "robustness": robustness}
         state = "enable" if watchdog["enabled"] else "disable"
-        interfaces = {port: {"qos": {"pfc-watchdog": {"state": state}}} for port in ports}
-    config = {"qos": qos}
-    if interfaces:
-        config["interface"] = interfaces
-    return config
+        for port in ports:
+            interfaces[port]["qos"] = {"pfc-watchdog": {"state": state}}
+    return {"qos": qos, "interface": interfaces}
 
 
 def _same_scalar(want, have):
@@ -204,10 +221,16 @@ def _s(value):
     return str(value)
 
 
-def sonic_tables(policy, ports, cable_length):
+def sonic_tables(policy, ports, cable_length, buffer_model=None):
     """CONFIG_DB tables for a filled policy: maps named RDMA_FABRIC bound to the RoCE
     ports (not the platform's AZURE map, whose DSCP 26 goes to TC 1), WRED with ECN,
-    schedulers, per-queue bindings, PFC watchdog and cable length. Values are strings."""
+    schedulers, per-queue bindings, PFC watchdog, port MTU and cable length per port
+    (``cable_length``: meters, or {port: meters}). Values are strings.
+
+    With ``buffer_model`` (dynamic or traditional) the lossless BUFFER_PG rows of the
+    RoCE PG are rendered too (``sonic_buffers.buffer_tables``, no switch read); the
+    sonic_config_patch module computes them against the switch's CONFIG_DB instead."""
+    lengths = cable_length if isinstance(cable_length, dict) else cable_lengths(ports, cable_length)
     prio_tc = policy["prio_tc"]
     pfc_tcs = _pfc_tcs(policy)
     ecn_tcs = _ecn_tcs(policy)
@@ -258,7 +281,7 @@ def sonic_tables(policy, ports, cable_length):
         }
     else:
         pfc_wd = dict.fromkeys(ports)
-    return {
+    tables = {
         "DSCP_TO_TC_MAP": {name: dscp_to_tc},
         "TC_TO_QUEUE_MAP": {name: identity},
         "TC_TO_PRIORITY_GROUP_MAP": {
@@ -270,8 +293,15 @@ def sonic_tables(policy, ports, cable_length):
         "SCHEDULER": schedulers,
         "QUEUE": queues,
         "PFC_WD": pfc_wd,
-        "CABLE_LENGTH": {SONIC_CABLE_KEY: {port: f"{cable_length}m" for port in ports}},
+        "PORT": {port: {"mtu": _s(policy["mtu"])} for port in ports},
+        "CABLE_LENGTH": {SONIC_CABLE_KEY: {port: f"{lengths[port]}m" for port in ports}},
     }
+    if pfc_tcs and buffer_model:
+        buffers, errors = buffer_tables(ports, roce_pg(policy), lengths, buffer_model)
+        if errors:
+            raise ValueError("; ".join(errors))
+        tables.update(buffers)
+    return tables
 
 
 def _pointer(*parts):
@@ -341,8 +371,12 @@ def json_patch(current, desired, cable_key=None):
                     field_ops.append(
                         {"op": "replace", "path": _pointer(table, key, field), "value": want}
                     )
+                    remaining[field] = want
             if not remaining:
                 removed_keys.append(key)
+            elif field_ops and table in SONIC_CREATE_ONLY:
+                table_ops.append({"op": "remove", "path": _pointer(table, key)})
+                table_ops.append({"op": "add", "path": _pointer(table, key), "value": remaining})
             else:
                 table_ops.extend(field_ops)
         if removed_keys and not table_ops and set(removed_keys) >= set(have_table):
@@ -457,7 +491,8 @@ def eos_config(policy, ports, tx_queue="tx-queue"):
                 f"{policy['ecn_mark_probability']}"
             )
     for port in ports:
-        lines += ["!", f"interface {port}", f"   service-profile {EOS_PROFILE}"]
+        lines += ["!", f"interface {port}", f"   mtu {policy['mtu']}"]
+        lines.append(f"   service-profile {EOS_PROFILE}")
     return "\n".join(lines) + "\n"
 
 
@@ -467,12 +502,14 @@ def eos_config(policy, ports, tx_queue="tx-queue"):
 def render(policy, switch_os, ports, cable_length, options=None):
     """The configuration for ``switch_os`` (dict for cumulus/sonic, text for eos)."""
     options = options or {}
+    lengths = cable_lengths(ports, cable_length, options.get("cable_lengths"))
     if switch_os == "cumulus":
         percent = options.get("lossless_pool_percent")
         percent = None if percent in (None, "") else int(percent)
-        return nvue_config(policy, ports, cable_length, percent)
+        # One cable length for the fabric-wide PFC profile: the longest port's headroom.
+        return nvue_config(policy, ports, max(lengths.values()), percent)
     if switch_os == "sonic":
-        return sonic_tables(policy, ports, cable_length)
+        return sonic_tables(policy, ports, lengths, options.get("sonic_buffer_model") or None)
     if switch_os == "eos":
         return eos_config(policy, ports, options.get("eos_tx_queue") or "tx-queue")
     raise ValueError(f"rdma_switch_os must be one of cumulus, sonic, eos; got {switch_os!r}")

@@ -67,6 +67,14 @@ options:
     type: str
     choices: [present, gathered]
     default: present
+  link_wait:
+    description:
+      - Seconds to wait, after changing a port whose link was up, for it to be up again
+        (mlx5 toggles the link on a PFC or buffer change); the task fails when it is not.
+        Looping this module over a host's ports then changes them one at a time. 0 does
+        not wait.
+    type: int
+    default: 0
   sysfs_root:
     description:
       - Directory that holds C(sys/) (sysfs, configfs, debugfs). Tests point it at a
@@ -206,17 +214,24 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
     BACKENDS,
+    BUFFER_ASPECTS,
+    bond_members,
     boot_commands,
     desired_qos,
     find_knobs,
     knob_drift,
     knob_step,
     lldpad_commands,
+    operstate,
     plan,
     rdma_port_of,
     state_text,
+    storm_knob,
+    wait_link_up,
     write_knob,
 )
+
+SBIN = ["/usr/sbin", "/sbin", "/usr/local/sbin"]
 
 
 def _view(qos, knobs, key):
@@ -228,7 +243,7 @@ def pick_backend(module, required=True):
     choice = module.params["backend"]
     names = ["mlnx_qos", "dcb"] if choice == "auto" else [choice]
     for name in names:
-        binary = module.get_bin_path(name, opt_dirs=["/usr/sbin", "/sbin", "/usr/local/sbin"])
+        binary = module.get_bin_path(name, opt_dirs=SBIN)
         if binary:
             return BACKENDS[name](binary)
     if not required:
@@ -240,6 +255,16 @@ def pick_backend(module, required=True):
         interfaces=module.params["interfaces"],
     )
     return None
+
+
+def all_knobs(module, run, iface, device, port, policy):
+    """The kernel knobs (find_knobs) plus the NIC's PFC storm prevention (ethtool)."""
+    if not module.params["knobs"]:
+        return []
+    knobs = find_knobs(module.params["sysfs_root"], iface, device, port, policy)
+    ethtool = module.get_bin_path("ethtool", opt_dirs=SBIN)
+    storm = storm_knob(run, ethtool, iface, policy) if ethtool else None
+    return knobs + ([storm] if storm else [])
 
 
 def read_one(module, backend, iface, policy, desired):
@@ -268,7 +293,7 @@ def read_one(module, backend, iface, policy, desired):
         entry.update(reason=reason, before={}, after={})
         return entry, None, [], []
     entry["supported"] = True
-    knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
+    knobs = all_knobs(module, run, iface, device, port, policy)
     _aspects, commands, drift = plan(backend, iface, current, desired)
     entry.update(
         drift=drift + knob_drift(knobs),
@@ -332,6 +357,7 @@ def main():
             "knobs": {"type": "bool", "default": True},
             "state": {"type": "str", "default": "present", "choices": ["present", "gathered"]},
             "sysfs_root": {"type": "path", "default": "/"},
+            "link_wait": {"type": "int", "default": 0},
         },
         mutually_exclusive=[["interface", "interfaces"]],
         required_one_of=[["interface", "interfaces"]],
@@ -362,6 +388,14 @@ def main():
         "lldpad_commands": lldpad_commands(iface, policy),
     }
     _must_be_netdev(module, iface, result)
+    members = bond_members(module.params["sysfs_root"], iface)
+    if members:
+        module.fail_json(
+            msg=f"roce_qos: {iface} is a bond (RoCE LAG); DCB is set on its members "
+            f"{', '.join(members)}, one at a time: give those",
+            members=members,
+            **result,
+        )
     backend = pick_backend(module)
     result["backend"] = backend.name
 
@@ -391,22 +425,34 @@ def main():
     result["changed"] = bool(commands or stale)
     after = result["before"]
     if result["changed"] and not module.check_mode:
+        was_up = operstate(module.params["sysfs_root"], iface) == "up"
         for argv in commands:
             rc, out, err = module.run_command(argv)
             if rc != 0:
                 module.fail_json(msg=f"roce_qos: {' '.join(argv)} failed: {err or out}", **result)
         for knob in stale:
             try:
-                write_knob(knob)
+                write_knob(knob, run)
             except OSError as exc:
                 module.fail_json(msg=f"roce_qos: cannot write {knob['path']}: {exc}", **result)
+        wait = module.params["link_wait"]
+        if (
+            commands
+            and was_up
+            and wait
+            and not wait_link_up(module.params["sysfs_root"], iface, wait)
+        ):
+            module.fail_json(
+                msg=f"roce_qos: {iface} was not up again {wait} s after the change "
+                "(link_wait, roce_host_qos_link_wait)",
+                **result,
+            )
         current, reason = backend.read(run, iface)
         if current is None:
             module.fail_json(
                 msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result
             )
-        root = module.params["sysfs_root"]
-        knobs = find_knobs(root, iface, device, port, policy) if module.params["knobs"] else []
+        knobs = all_knobs(module, run, iface, device, port, policy)
         after = _view(current, knobs, "have")
         left = plan(backend, iface, current, desired)[2]
         left += knob_drift(knobs)
@@ -416,6 +462,9 @@ def main():
             )
     elif result["changed"]:
         predicted = dict(current, **{k: desired[k] for k in ("pfc", "prio_tc", "tc_tsa", "tc_bw")})
+        predicted.update(
+            {k: desired[k] for k in BUFFER_ASPECTS if k in current and desired[k] is not None}
+        )
         predicted["dscp2prio"] = {**current["dscp2prio"], **desired["dscp2prio"]}
         if current.get("trust") is not None:
             predicted["trust"] = desired["trust"]

@@ -34,6 +34,49 @@ options:
     description: Save CONFIG_DB to /etc/sonic/config_db.json after a change.
     type: bool
     default: true
+  buffers:
+    description:
+      - The lossless priority group to give headroom on I(ports), computed against this
+        switch's CONFIG_DB and merged into I(config) (BUFFER_PG, and BUFFER_PROFILE in the
+        traditional model). Omit to leave buffers alone.
+      - Dynamic buffer model - C(<port>|<pg>) with profile C(NULL) (buffermgrdyn computes
+        the headroom from speed, CABLE_LENGTH and MTU). Traditional - the profile
+        C(pg_lossless_<speed>_<cable>m_profile) (written from the platform's
+        pg_profile_lookup.ini when CONFIG_DB lacks it; a speed/length pair the file does not
+        list fails before any change). In both, lossless rows of these ports on other
+        priority groups (an old C(3-4)) are removed.
+    type: dict
+    suboptions:
+      ports:
+        description: The RoCE ports.
+        type: list
+        elements: str
+        required: true
+      pg:
+        description: The RoCE priority group.
+        type: int
+        required: true
+      cable_length:
+        description: Cable length in meters of the ports I(cable_lengths) does not name.
+        type: int
+        required: true
+      cable_lengths:
+        description: Port -> cable length in meters, where it differs.
+        type: dict
+        default: {}
+      model:
+        description:
+          - The buffer model; C(auto) reads CONFIG_DB C(DEVICE_METADATA|localhost)
+            C(buffer_model) (traditional when absent).
+        type: str
+        choices: [auto, dynamic, traditional]
+        default: auto
+      lookup_file:
+        description:
+          - pg_profile_lookup.ini of the platform (traditional model); default
+            C(/usr/share/sonic/device/<platform>/<hwsku>/pg_profile_lookup.ini) from
+            DEVICE_METADATA.
+        type: path
 attributes:
   check_mode:
     support: full
@@ -69,6 +112,11 @@ after:
   description: The same rows after the change (read back; predicted in check mode).
   returned: always
   type: dict
+buffer_model:
+  description: The buffer model the lossless rows were computed for (null without I(buffers)).
+  returned: always
+  type: str
+  sample: dynamic
 saved:
   description: Whether CONFIG_DB was saved.
   returned: always
@@ -79,8 +127,15 @@ import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import (
+    buffer_model,
+    buffer_tables,
+    lookup_path,
+    parse_pg_lookup,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     apply_json_patch,
+    cable_lengths,
     diff_view,
     json_patch,
     tables_view,
@@ -99,6 +154,25 @@ def read_configdb(module, cfggen):
         module.fail_json(msg=f"sonic-cfggen -d --print-data did not print JSON: {out[:300]}")
 
 
+def with_buffers(module, current, desired):
+    """``desired`` plus the lossless BUFFER_PG rows for this switch's buffer model."""
+    spec = module.params["buffers"]
+    model = spec["model"] if spec["model"] != "auto" else buffer_model(current)
+    lookup = None
+    if model == "traditional":
+        path = spec["lookup_file"] or lookup_path(current)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                lookup = parse_pg_lookup(handle.read())
+        except OSError as exc:
+            module.fail_json(msg=f"cannot read the PG profile lookup file {path}: {exc}")
+    lengths = cable_lengths(spec["ports"], spec["cable_length"], spec["cable_lengths"])
+    tables, errors = buffer_tables(spec["ports"], spec["pg"], lengths, model, current, lookup)
+    if errors:
+        module.fail_json(msg="; ".join(errors), buffer_model=model)
+    return {**desired, **tables}, model
+
+
 def updater_errors(text):
     keep = ("Error", "Failed", "failed", "illegal", "Exception")
     lines = [line.strip() for line in text.splitlines() if any(k in line for k in keep)]
@@ -110,6 +184,21 @@ def main():
         argument_spec={
             "config": {"type": "dict", "required": True},
             "save": {"type": "bool", "default": True},
+            "buffers": {
+                "type": "dict",
+                "options": {
+                    "ports": {"type": "list", "elements": "str", "required": True},
+                    "pg": {"type": "int", "required": True},
+                    "cable_length": {"type": "int", "required": True},
+                    "cable_lengths": {"type": "dict", "default": {}},
+                    "model": {
+                        "type": "str",
+                        "choices": ["auto", "dynamic", "traditional"],
+                        "default": "auto",
+                    },
+                    "lookup_file": {"type": "path"},
+                },
+            },
         },
         supports_check_mode=True,
     )
@@ -118,10 +207,14 @@ def main():
     config = module.get_bin_path("config", required=True, opt_dirs=BIN_DIRS)
 
     current = read_configdb(module, cfggen)
+    model = None
+    if module.params["buffers"]:
+        desired, model = with_buffers(module, current, desired)
     patch = json_patch(current, desired)
     before = tables_view(current, desired)
     after = tables_view(apply_json_patch(current, patch), desired)
     result = {"changed": bool(patch), "patch": patch, "before": before, "after": after}
+    result["buffer_model"] = model
     result["saved"] = False
     if module._diff:
         result["diff"] = diff_view(before, after)

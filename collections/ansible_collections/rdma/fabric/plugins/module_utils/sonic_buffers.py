@@ -1,0 +1,146 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""SONiC lossless buffers: the BUFFER_PG rows that make the RoCE priority group lossless.
+
+PORT_QOS_MAP ``pfc_enable`` alone sends PFC frames; the headroom that absorbs what is in
+flight after a pause comes from the port's lossless BUFFER_PG row, and how that row
+looks depends on the switch's buffer model (CONFIG_DB ``DEVICE_METADATA|localhost``
+``buffer_model``, "traditional" when absent):
+
+- dynamic (buffermgrdyn): the row ``<port>|<pg>`` with ``profile`` "NULL" asks the
+  buffer manager to compute the headroom from the port's speed, cable length
+  (CABLE_LENGTH) and MTU (sonic-swss cfgmgr/buffermgrdyn.cpp handleSingleBufferPgEntry:
+  a "NULL" profile is "pure dynamic", lossless; sonic-buildimage
+  files/build_templates/buffers_config.j2 writes ``<port>|3-4`` that way when
+  ``dynamic_mode`` is defined).
+- traditional (buffermgr): the row names the profile ``pg_lossless_<speed>_<cable>_profile``
+  whose size/xon/xoff/threshold come from the platform's pg_profile_lookup.ini
+  (sonic-swss cfgmgr/buffermgr.cpp doSpeedUpdateTask and readPgProfileLookupFile:
+  "speed cable size xon xoff threshold [xon_offset]" per line, pool
+  ingress_lossless_pool, threshold field "<pool mode>_th"). buffermgr writes rows for the
+  PGs in ``pfc_enable`` but never removes the old ones (a "3-4" row stays after PFC moves
+  to 5) and creates nothing for a speed/cable pair missing from the lookup file, so the
+  patch writes the profile and the row itself and removes the stale lossless rows.
+
+Rendered without a switch, a traditional row names the profile with the literal
+``<speed>`` (``SPEED_TOKEN``): the port speed is read from CONFIG_DB PORT when applied.
+"""
+
+from __future__ import annotations
+
+BUFFER_MODELS = ("dynamic", "traditional")
+SPEED_TOKEN = "<speed>"
+LOSSLESS_POOL = "ingress_lossless_pool"
+# The lookup file's place on a SONiC host (buffermgrd reads it in the swss container as
+# /usr/share/sonic/hwsku/pg_profile_lookup.ini, the host's device/<platform>/<hwsku>).
+LOOKUP_PATH = "/usr/share/sonic/device/{platform}/{hwsku}/pg_profile_lookup.ini"
+
+
+def buffer_model(configdb):
+    """The switch's buffer model; SONiC treats a missing field as traditional."""
+    meta = (configdb.get("DEVICE_METADATA") or {}).get("localhost") or {}
+    return meta.get("buffer_model") or "traditional"
+
+
+def lookup_path(configdb):
+    meta = (configdb.get("DEVICE_METADATA") or {}).get("localhost") or {}
+    return LOOKUP_PATH.format(platform=meta.get("platform", ""), hwsku=meta.get("hwsku", ""))
+
+
+def parse_pg_lookup(text):
+    """{(speed, cable): {size, xon, xoff, threshold, xon_offset}} from pg_profile_lookup.ini."""
+    table = {}
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) < 6:
+            continue
+        speed, cable, size, xon, xoff, threshold = words[:6]
+        table[(speed, cable)] = {
+            "size": size,
+            "xon": xon,
+            "xoff": xoff,
+            "threshold": threshold,
+            "xon_offset": words[6] if len(words) > 6 else "",
+        }
+    return table
+
+
+def profile_name(speed, cable_m):
+    return f"pg_lossless_{speed}_{cable_m}m_profile"
+
+
+def _pg_ids(key):
+    """The priority groups a BUFFER_PG key ``<port>|3-4`` covers, and its port."""
+    port, _, pgs = key.partition("|")
+    low, _, high = pgs.partition("-")
+    try:
+        return port, set(range(int(low), int(high or low) + 1))
+    except ValueError:
+        return port, set()
+
+
+def _lossless(row, profiles):
+    """A BUFFER_PG row is lossless when its profile is "NULL" (dynamic) or has headroom."""
+    profile = (row or {}).get("profile", "NULL")
+    if profile == "NULL":
+        return True
+    name = profile.strip("[]").split("|")[-1]
+    return "xoff" in (profiles.get(name) or {})
+
+
+def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None):
+    """(tables, errors): BUFFER_PG (and BUFFER_PROFILE) rows for the lossless PG ``pg``.
+
+    ``cable_lengths`` maps each port to meters. With ``configdb`` (applied), traditional
+    profiles take the port's speed from PORT, a missing profile is built from ``lookup``
+    (``parse_pg_lookup``), and lossless rows of these ports on other PGs are removed
+    (None). Errors name the variable a user changes.
+    """
+    if model not in BUFFER_MODELS:
+        return None, [
+            f"the SONiC buffer model must be one of {', '.join(BUFFER_MODELS)}; got {model!r}"
+        ]
+    configdb = configdb or {}
+    have_pgs = configdb.get("BUFFER_PG") or {}
+    have_profiles = configdb.get("BUFFER_PROFILE") or {}
+    pools = configdb.get("BUFFER_POOL") or {}
+    errors = []
+    rows = {}
+    new_profiles = {}
+    for port in ports:
+        key = f"{port}|{pg}"
+        if model == "dynamic":
+            rows[key] = {"profile": "NULL"}
+        else:
+            speed = ((configdb.get("PORT") or {}).get(port) or {}).get("speed")
+            if configdb and not speed:
+                errors.append(f"roce_switch_qos_ports: {port} has no speed in CONFIG_DB PORT")
+                continue
+            cable = cable_lengths[port]
+            name = profile_name(speed or SPEED_TOKEN, cable)
+            rows[key] = {"profile": name}
+            if configdb and name not in have_profiles and name not in new_profiles:
+                entry = (lookup or {}).get((speed, f"{cable}m"))
+                if entry is None:
+                    errors.append(
+                        f"roce_switch_qos_cable_length: {cable} m at speed {speed} ({port}) is "
+                        "not in the switch's pg_profile_lookup.ini; buffermgr would create no "
+                        "lossless profile (use a length the file lists)"
+                    )
+                    continue
+                mode = (pools.get(LOSSLESS_POOL) or {}).get("mode", "dynamic")
+                profile = {"pool": LOSSLESS_POOL, "xon": entry["xon"]}
+                if entry["xon_offset"]:
+                    profile["xon_offset"] = entry["xon_offset"]
+                profile.update(
+                    {"xoff": entry["xoff"], "size": entry["size"], f"{mode}_th": entry["threshold"]}
+                )
+                new_profiles[name] = profile
+    for key, row in have_pgs.items():
+        port, pgs = _pg_ids(key)
+        if port in ports and key not in rows and pgs and _lossless(row, have_profiles):
+            rows[key] = None
+    tables = {"BUFFER_PG": rows}
+    if new_profiles:
+        tables["BUFFER_PROFILE"] = new_profiles
+    return (None if errors else tables), errors
