@@ -27,7 +27,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        _, args = self.validate_argument_spec(
+        _validation, args = self.validate_argument_spec(
             argument_spec={
                 "groups": {"type": "list", "elements": "str", "default": []},
                 "model_groups": {"type": "list", "elements": "str", "default": []},

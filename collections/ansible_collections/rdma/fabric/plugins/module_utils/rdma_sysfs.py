@@ -159,7 +159,7 @@ def read_device(root, name):
         "node_guid": _read(os.path.join(dev_dir, "node_guid")),
         "fw_ver": _read(os.path.join(dev_dir, "fw_ver")),
         "hca_type": _read(os.path.join(dev_dir, "hca_type")),
-        "netdevs": [netdev for netdev, _ in pci_netdevs],
+        "netdevs": [netdev for netdev, _unused in pci_netdevs],
         "ports": ports,
     }
 

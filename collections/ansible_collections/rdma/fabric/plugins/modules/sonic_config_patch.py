@@ -21,7 +21,7 @@ description:
     applies nothing of a patch it rejects in validation.
   - Runs on the switch (SSH, C(become) for C(config)).
 version_added: 0.1.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 options:
   config:
     description:
@@ -34,6 +34,8 @@ options:
     description: Save CONFIG_DB to /etc/sonic/config_db.json after a change.
     type: bool
     default: true
+extends_documentation_fragment:
+  - rdma.fabric.attributes
 attributes:
   check_mode:
     support: full
