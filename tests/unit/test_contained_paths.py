@@ -9,6 +9,7 @@ import pytest
 from ansible_collections.rdma.fabric.plugins.filter.contained_path_errors import (
     contained_path_errors,
 )
+from role_play import play
 
 
 @pytest.mark.parametrize(
@@ -62,15 +63,6 @@ def test_relative_paths_resolve_where_ansible_playbook_runs(tmp_path, monkeypatc
     assert "outside the project" in msg
 
 
-VERIFY_PLAY = """\
-- name: Apply rdma_verify to this machine
-  hosts: localhost
-  connection: local
-  gather_facts: false
-  roles:
-    - role: rdma_verify
-"""
-
 SWITCH_PLAY = """\
 - name: Render the switch configuration
   hosts: switches
@@ -82,7 +74,7 @@ SWITCH_PLAY = """\
 
 def test_rdma_verify_report_dir_escape_fails_before_any_test(run_cli, tmp_path):
     playbook = tmp_path / "verify.yml"
-    playbook.write_text(VERIFY_PLAY)
+    playbook.write_text(play("rdma_verify"))
     escape = "../../../../../../../../etc/cron.d"
     proc = run_cli(
         "ansible-playbook",
