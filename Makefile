@@ -15,13 +15,15 @@ ifneq ($(RDMA_LAB_MITOGEN),0)
 LAB_ANSIBLE_ENV = ANSIBLE_TIMEOUT=60 ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
 endif
 
-.PHONY: help deps venv docker images lint unit molecule e2e bench lab-up lab-down demo test test-fast clean
+.PHONY: help deps venv docker images lint sanity changelog unit molecule e2e bench lab-up lab-down demo test test-fast clean
 
 help:
 	@echo "make demo        bring up the Soft-RoCE lab (3 VMs) and run site.yml against it"
 	@echo "make test        everything CI runs: lint, unit, every role's Molecule scenarios"
 	@echo "make test-fast   lint + unit tests (seconds; no docker)"
 	@echo "make molecule    Molecule scenarios only (ROLES='rdma_stack' to pick)"
+	@echo "make sanity      ansible-test sanity on the rdma.fabric collection (part of make lint)"
+	@echo "make changelog   fold changelogs/fragments into the collection's CHANGELOG.md"
 	@echo "make images      build the Debian base images (cached in $(RDMA_FABRIC_CACHE))"
 	@echo "make lab-up      boot the lab VMs (idempotent); make lab-down stops them"
 	@echo "make e2e         lab end-to-end test: lab up, site.yml twice, real traffic, --check --diff, a fault run, lab down"
@@ -44,11 +46,25 @@ docker:
 images: docker
 	for suite in $(IMAGES); do tests/images/build-base-image.sh $$suite || exit 1; done
 
-lint: venv
+COLLECTION := collections/ansible_collections/rdma/fabric
+
+lint: venv sanity
 	yamllint --strict .
 	ansible-lint
 	ruff check .
 	ruff format --check .
+
+# Every ansible-test sanity test, zero errors; the CHANGELOG.md in git is the one
+# antsibull-changelog generates from changelogs/changelog.yaml.
+sanity: venv
+	tests/harness/run-sanity.sh
+	mkdir -p .cache && cd $(COLLECTION) && antsibull-changelog generate --output $(CURDIR)/.cache/CHANGELOG.md \
+	  && cmp CHANGELOG.md $(CURDIR)/.cache/CHANGELOG.md \
+	  || { echo "CHANGELOG.md is not generated from changelogs/: run make changelog"; exit 1; }
+
+# Fragments (changelogs/fragments/*.yml) go into the release galaxy.yml names.
+changelog: venv
+	cd $(COLLECTION) && antsibull-changelog release --update-existing
 
 unit: venv
 	tests/harness/run-pytest.sh tests/unit

@@ -98,3 +98,21 @@ def assert_failed_before_any_change(role: str, proc, output: str, absent=()) -> 
     assert counts["changed"] == 0
     shown = [text for text in absent if text in output]
     assert not shown, f"ran after validation failed: {shown}"
+
+
+def playbook_json(run_cli, *args: str, env: dict[str, str] | None = None):
+    """Run ansible-playbook with the ansible.posix.json callback; returns (proc, document):
+    plays, their tasks with each host's result and duration, and the stats (ansible.cfg
+    enables the timer callback, which prints after the document)."""
+    proc = run_cli(
+        "ansible-playbook",
+        *args,
+        env={**(env or {}), "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json"},
+    )
+    doc, _ = json.JSONDecoder().raw_decode(proc.stdout.lstrip())
+    return proc, doc
+
+
+def tasks_in(doc: dict) -> list[tuple[str, str]]:
+    """(play name, task name) of every task that ran, in order."""
+    return [(p["play"]["name"], t["task"]["name"]) for p in doc["plays"] for t in p["tasks"]]

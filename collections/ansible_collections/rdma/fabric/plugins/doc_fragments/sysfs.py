@@ -21,6 +21,8 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Only reads; runs the same in check mode.
   diff_mode:
     support: none
+    description: Changes nothing, so there is no diff.
 """

@@ -20,10 +20,10 @@ def parse_dkms_status(text):
         line = raw.strip()
         if not line or ":" not in line:
             continue
-        head, _, state = line.rpartition(":")
+        head, _sep, state = line.rpartition(":")
         fields = [field.strip() for field in head.split(",")]
         if "/" in fields[0]:
-            module, _, version = fields[0].partition("/")
+            module, _sep, version = fields[0].partition("/")
             rest = fields[1:]
         else:
             module = fields[0]

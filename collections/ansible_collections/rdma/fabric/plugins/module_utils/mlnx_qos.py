@@ -63,7 +63,7 @@ def parse_mlnx_qos(text):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        key, _, value = line.partition(":")
+        key, _sep, value = line.partition(":")
         value = value.strip()
         if key == "DCBX mode":
             lowered = value.lower()
@@ -71,7 +71,7 @@ def parse_mlnx_qos(text):
         elif key == "Priority trust state":
             state["trust"] = value.lower()
         elif key == "Receive buffer size (bytes)":
-            sizes, _, maximum = value.partition("max_buffer_size=")
+            sizes, _sep, maximum = value.partition("max_buffer_size=")
             state["receive_buffer_size"] = _ints(sizes)
             state["max_buffer_size"] = int(maximum) if maximum.strip().isdigit() else None
         elif key == "Cable len":

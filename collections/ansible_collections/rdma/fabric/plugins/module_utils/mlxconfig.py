@@ -80,7 +80,7 @@ def _columns(header_rest):
         match = re.search(r"(?<![A-Za-z])" + re.escape(label) + r"(?![A-Za-z])", header_rest)
         if match:
             found.append((match.start(), key))
-    return [key for _, key in sorted(found)]
+    return [key for _unused, key in sorted(found)]
 
 
 def _indent(line):

@@ -49,7 +49,7 @@ def issues_text(state):
     issues = (state.get("transition") or {}).get("issue") or {}
     messages = [
         str(issue.get("message") or issue.get("code") or issue).strip()
-        for _, issue in sorted(issues.items())
+        for _unused, issue in sorted(issues.items())
         if isinstance(issue, dict)
     ]
     progress = (state.get("transition") or {}).get("progress")

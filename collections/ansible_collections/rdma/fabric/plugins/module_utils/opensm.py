@@ -91,7 +91,7 @@ def parse_opensm_conf(text):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        key, _, value = line.partition(" ")
+        key, _sep, value = line.partition(" ")
         options[key] = value.strip()
     return options
 
@@ -123,7 +123,7 @@ def _member(entry):
     if isinstance(entry, dict):
         who, membership = entry.get("guid"), entry.get("membership")
     else:
-        who, _, membership = str(entry).partition("=")
+        who, _sep, membership = str(entry).partition("=")
     who = str(who).strip() if who is not None else ""
     membership = (str(membership).strip().lower() or None) if membership else None
     return who, membership

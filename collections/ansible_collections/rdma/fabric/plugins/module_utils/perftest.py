@@ -81,7 +81,7 @@ def _header(line):
     """[(key, factor)] for a table header; factor converts bandwidth to Gb/s."""
     columns = []
     for column in _COLUMN.findall(line):
-        name, _, unit = column.partition("[")
+        name, _sep, unit = column.partition("[")
         name = name.strip().lstrip("#").lower()
         unit = unit.rstrip("]")
         key = _BW_COLUMNS.get(name) or _LAT_COLUMNS.get(name) or re.sub(r"\W+", "_", name)
@@ -92,7 +92,7 @@ def _header(line):
 
 def _row(columns, fields):
     row = {}
-    for (key, factor, _), value in zip(columns, fields, strict=False):
+    for (key, factor, _unused), value in zip(columns, fields, strict=False):
         number = _number(value)
         if factor is not None and number is not None:
             number = round(number * factor, 9)
@@ -138,7 +138,7 @@ def parse_perftest(text):
         if line.startswith("#bytes"):
             if columns is None:
                 columns = _header(line)
-                units = {unit for key, _, unit in columns if key.startswith("bw_")}
+                units = {unit for key, _unused, unit in columns if key.startswith("bw_")}
                 result["unit"] = units.pop() if len(units) == 1 else None
             continue
         fields = line.split()

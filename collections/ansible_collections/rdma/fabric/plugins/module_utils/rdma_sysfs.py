@@ -166,7 +166,7 @@ def read_device(root, name):
         "fw_ver": _read(os.path.join(dev_dir, "fw_ver")),
         "hca_type": _read(os.path.join(dev_dir, "hca_type")),
         "pci_address": _pci_address(dev_dir),
-        "netdevs": [netdev for netdev, _ in pci_netdevs],
+        "netdevs": [netdev for netdev, _unused in pci_netdevs],
         "ports": ports,
     }
 

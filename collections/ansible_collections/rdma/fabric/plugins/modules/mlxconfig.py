@@ -17,14 +17,14 @@ description:
     reboots. It returns C(reboot_required) when it set something, or when a requested
     parameter's next-boot value differs from the running one (an earlier change still
     waits for its reboot).
-  - Values are compared by meaning, not spelling. V(ETH), V(eth), V(ETH\(2\)) and V(2)
-    (string or number) are the same link type; V(true), V(yes), V(True\(1\)) and V(1) are
+  - Values are compared by meaning, not spelling. V(ETH), V(eth), V(ETH(2\)) and V(2)
+    (string or number) are the same link type; V(true), V(yes), V(True(1\)) and V(1) are
     the same boolean.
   - A parameter name the device does not report fails, and the message lists the names
     the device does report. Read-only and array parameters cannot be set.
   - Supports check mode (queries, sets nothing) and diff mode (C(NAME=value) lines).
 version_added: 0.1.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 requirements:
   - C(mstconfig) from mstflint, or C(mlxconfig) from NVIDIA MFT, on the managed host; root.
 options:
@@ -83,6 +83,7 @@ options:
     elements: str
     default: []
 extends_documentation_fragment:
+  - rdma.fabric.attributes
   - rdma.fabric.connectx
   - rdma.fabric.sysfs
 attributes:

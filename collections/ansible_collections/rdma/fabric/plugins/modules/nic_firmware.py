@@ -20,8 +20,8 @@ description:
     It returns C(reboot_required) when it burned, or when the flash already holds a
     version the device is not yet running (an earlier burn waits for its reboot).
   - Supports check mode (queries, burns nothing) and diff mode.
-version_added: 0.1.0
-author: rdma-fabric contributors
+version_added: 0.2.0
+author: rdma-fabric contributors (@rdma-fabric)
 requirements:
   - C(mstflint) from mstflint, or C(flint) from NVIDIA MFT, on the managed host; root.
 options:
@@ -57,6 +57,7 @@ options:
     choices: [auto, mstflint, flint]
     default: auto
 extends_documentation_fragment:
+  - rdma.fabric.attributes
   - rdma.fabric.connectx
   - rdma.fabric.sysfs
 attributes:

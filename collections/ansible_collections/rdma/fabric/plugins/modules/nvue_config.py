@@ -23,7 +23,7 @@ description:
     switch priority). Keys I(config) does not name are left alone.
   - Runs where Ansible runs (delegate it to C(localhost)); it talks HTTPS to the switch.
 version_added: 0.1.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 options:
   host:
     description: Address of the switch's NVUE API.
@@ -77,6 +77,8 @@ options:
     description: Save the applied configuration to the startup configuration after a change.
     type: bool
     default: true
+extends_documentation_fragment:
+  - rdma.fabric.attributes
 attributes:
   check_mode:
     support: full

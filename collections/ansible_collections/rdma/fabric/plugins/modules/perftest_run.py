@@ -23,7 +23,7 @@ description:
     (C(rdma.fabric.perftest_parse)). A test never makes the task fail; judging is the
     caller's business. Nothing on the host changes (C(changed) is always false).
 version_added: 0.2.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 options:
   action:
     description: Which side to act on.
@@ -70,6 +70,8 @@ options:
     description: Where detached servers keep their output until collected.
     type: path
     default: /run/rdma-fabric-perftest
+extends_documentation_fragment:
+  - rdma.fabric.attributes
 attributes:
   check_mode:
     support: full
@@ -129,6 +131,7 @@ import shlex
 import signal
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
@@ -179,7 +182,7 @@ def _kill_group(pid):
             os.killpg(pid, sig)
         except OSError:
             return
-        for _ in range(20):
+        for _attempt in range(20):
             if not _alive(pid):
                 return
             time.sleep(0.1)
@@ -279,9 +282,9 @@ def start(module, tests, state_dir):
 
 
 def run(module, tests, state_dir):
+    """Every client of the round at once, one thread each waiting on run_command."""
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
     ready = set(module.params["ready_ports"])
-    running = []
     results = {}
     for test in tests:
         if test["port"] not in ready:
@@ -292,23 +295,14 @@ def run(module, tests, state_dir):
                 "error": "not run: its server was not listening",
                 "result": None,
             }
-            continue
-        base = os.path.join(state_dir, f"client-{test['port']}")
-        out = open(f"{base}.out", "w+", encoding="utf-8")  # noqa: SIM115 closed below
-        err = open(f"{base}.err", "w+", encoding="utf-8")  # noqa: SIM115 closed below
-        proc = subprocess.Popen(
-            _timeout_argv(test), stdin=subprocess.DEVNULL, stdout=out, stderr=err
-        )
-        running.append((test, proc, out, err, base))
-    for test, proc, out, err, base in running:
-        rc = proc.wait()
-        texts = []
-        for handle in (out, err):
-            handle.seek(0)
-            texts.append(handle.read())
-            handle.close()
-        results[test["id"]] = _outcome(test, rc, *texts)
-        _cleanup({"out": f"{base}.out", "err": f"{base}.err"})
+    clients = [test for test in tests if test["id"] not in results]
+
+    def client(test):
+        return _outcome(test, *module.run_command(_timeout_argv(test)))
+
+    with ThreadPoolExecutor(max_workers=max(len(clients), 1)) as pool:
+        for test, outcome in zip(clients, pool.map(client, clients), strict=True):
+            results[test["id"]] = outcome
     return [results[test["id"]] for test in tests]
 
 

@@ -15,7 +15,7 @@ description:
   - Reads only; never changes the host. Runs in check mode.
   - A host without RDMA devices returns an empty list, not an error.
 version_added: 0.1.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 extends_documentation_fragment:
   - rdma.fabric.sysfs
   - rdma.fabric.sysfs.read_only

@@ -16,7 +16,7 @@ description:
   - The perftest version (C(ib_write_bw --version)), to compare across hosts.
   - Reads only; never changes the host. Runs in check mode.
 version_added: 0.2.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 extends_documentation_fragment:
   - rdma.fabric.sysfs
   - rdma.fabric.sysfs.read_only
@@ -110,7 +110,7 @@ def main():
     perftest = module.get_bin_path("ib_write_bw")
     if perftest:
         # perftest exits 1 after printing its version.
-        _, out, err = module.run_command([perftest, "--version"])
+        _rc, out, err = module.run_command([perftest, "--version"])
         version = parse_version(out + "\n" + err)
     else:
         problems.append("ib_write_bw not found (perftest)")

@@ -26,7 +26,7 @@ description:
     netdev) and reports a netdev without DCB, or a host without mlnx_qos and dcb, as
     unsupported unless I(require_hw) is true.
 version_added: 0.1.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 options:
   interface:
     description:
@@ -81,6 +81,8 @@ options:
         tree of their own.
     type: path
     default: /
+extends_documentation_fragment:
+  - rdma.fabric.attributes
 attributes:
   check_mode:
     support: full

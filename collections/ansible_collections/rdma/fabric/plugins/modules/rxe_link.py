@@ -17,7 +17,7 @@ description:
     namespace (rxe only works on a netdev of the initial namespace).
   - The rdma_rxe kernel module must be loaded; the soft_roce role does that.
 version_added: 0.1.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 options:
   name:
     description: The RDMA device name of the link, such as C(rxe0).
@@ -31,6 +31,8 @@ options:
     type: str
     choices: [present, absent]
     default: present
+extends_documentation_fragment:
+  - rdma.fabric.attributes
 attributes:
   check_mode:
     support: full
@@ -95,7 +97,7 @@ def netdev_namespace(module, netdev):
     ip = module.get_bin_path("ip")
     if not ip:
         return None
-    rc, out, _ = module.run_command([ip, "netns", "list"])
+    rc, out, _err = module.run_command([ip, "netns", "list"])
     if rc != 0:
         return None
     for line in out.splitlines():

@@ -21,7 +21,7 @@ description:
     applies nothing of a patch it rejects in validation.
   - Runs on the switch (SSH, C(become) for C(config)).
 version_added: 0.1.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 options:
   config:
     description:
@@ -77,6 +77,8 @@ options:
             C(/usr/share/sonic/device/<platform>/<hwsku>/pg_profile_lookup.ini) from
             DEVICE_METADATA.
         type: path
+extends_documentation_fragment:
+  - rdma.fabric.attributes
 attributes:
   check_mode:
     support: full
