@@ -71,8 +71,8 @@ def profile_name(speed, cable_m):
 
 def _pg_ids(key):
     """The priority groups a BUFFER_PG key ``<port>|3-4`` covers, and its port."""
-    port, _, pgs = key.partition("|")
-    low, _, high = pgs.partition("-")
+    port, _sep, pgs = key.partition("|")
+    low, _dash, high = pgs.partition("-")
     try:
         return port, set(range(int(low), int(high or low) + 1))
     except ValueError:
