@@ -100,6 +100,7 @@ def test_ibstat_ports_of_a_mixed_host():
         "physical_state": "LinkUp",
         "rate": 400,
         "lid": 75,
+        "lmc": 0,
         "sm_lid": 334,
         "port_guid": "0x946dae0300cde72c",
         "link_layer": "InfiniBand",
@@ -113,7 +114,7 @@ def test_ibstat_under_ibsim_reports_ib_as_infiniband():
     assert port["link_layer"] == "InfiniBand"
     assert port["port_guid"] == "0x0002c90000001003"
     assert port["node_guid"] == "0x0002c90000001002"
-    assert port["lid"] == 0 and port["state"] == "Initializing"
+    assert port["lid"] == 0 and port["state"] == "Initializing" and port["lmc"] == 0
 
 
 @pytest.mark.parametrize("text", ["", "ibpanic: [123] main: stat of IB device 'mthca0' failed"])

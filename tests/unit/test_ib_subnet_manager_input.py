@@ -145,22 +145,39 @@ def test_explicit_priority_clashing_with_inventory_order(run_play):
 @pytest.mark.parametrize("engine", ["fat-tree", "ar_updn", "UPDN"])
 def test_unknown_routing_engine(run_play, engine):
     proc, output = run_play({"ib_subnet_manager_routing_engines": ["minhop", engine]})
-    assert_failed_in_validation(proc, output)
-    assert tasks_run(output)[-1].startswith(ARG_SPEC_TASK)
-    message = next(
-        line for line in output.splitlines() if "ib_subnet_manager_routing_engines" in line
-    )
-    assert engine in message and "minhop" in message and "dfsssp" in message, message
+    errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_routing_engines")
+    assert f"ib_subnet_manager_routing_engines: '{engine}' is not an OpenSM routing" in errors
+    assert "dfsssp" in errors and "no_fallback" in errors and "on sm-a" in errors
 
 
-@pytest.mark.parametrize("engine", ["updn", "dnup", "ftree"])
-def test_engine_without_roots(run_play, engine):
-    proc, output = run_play({"ib_subnet_manager_routing_engines": [engine]})
-    errors = assert_failed_in_validation(
-        proc, output, "Refuse a routing engine without the root switches it needs"
+# updn and ftree find roots themselves, dnup reads none (OpenSM's osm_ucast_*.c).
+@pytest.mark.parametrize(
+    "engines", [["updn"], ["dnup"], ["ftree", "updn", "no_fallback"], ["ftree,minhop"]]
+)
+def test_engines_without_roots_pass(run_play, engines):
+    proc, output = run_play({"ib_subnet_manager_routing_engines": engines})
+    assert proc.returncode == 0, output
+    assert f"{ROLE} : Validate ib_subnet_manager_routing_engines" in tasks_run(output)
+
+
+# Debian 12 and 13 ship OpenSM 3.3.23, whose IB_MAX_RATE is 22 (600 Gb/s); 23 (800
+# Gb/s) and 24 (1200 Gb/s) come with 3.3.24.
+@pytest.mark.parametrize("rate", [23, 24])
+def test_partition_rate_beyond_the_packaged_opensm(run_play, rate):
+    parts = [DEFAULT_PARTITION, {"name": "fast", "pkey": 0x10, "rate": rate, "members": ["ALL"]}]
+    proc, output = run_play({"ib_subnet_manager_partitions": parts})
+    errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_partitions")
+    assert "ib_subnet_manager_partitions[1] (fast): rate must be an integer 2-22" in errors
+    assert f"(IB_MAX_RATE of OpenSM 3.3.23); got {rate}" in errors
+
+
+def test_unknown_extra_option(run_play):
+    proc, output = run_play(
+        {"ib_subnet_manager_extra_options": {"force_log_flush": "TRUE", "sm_prioirty": 3}}
     )
-    assert f"ib_subnet_manager_routing_engines has {engine}" in errors
-    assert "ib_subnet_manager_root_guids" in errors and "falls back to minhop" in errors
+    errors = assert_failed_in_validation(proc, output, "Refuse extra options OpenSM does not know")
+    assert "ib_subnet_manager_extra_options on sm-a has sm_prioirty," in errors
+    assert "OpenSM 3.3.23 does not know" in errors and "force_log_flush" not in errors
 
 
 def test_bad_root_guid(run_play):

@@ -53,7 +53,19 @@ def test_parse_opensm_conf():
     ("change", "restart"),
     [
         ({"sm_priority": 7}, []),
-        ({"sweep_interval": "5", "lmc": 1, "qos": "TRUE", "qos_sl2vl": "0,1"}, []),
+        ({"sweep_interval": "5", "qos": "TRUE", "qos_sl2vl": "0,1", "sm_key": "0x2"}, []),
+        # can_update 0 in OpenSM 3.3.23's opt_tbl: a SIGHUP never applies these.
+        ({"lmc": 1}, ["lmc"]),
+        (
+            {"subnet_prefix": "0xfe80000000000001", "lmc_esp0": "TRUE"},
+            ["lmc_esp0", "subnet_prefix"],
+        ),
+        (
+            {"transaction_timeout": 300, "transaction_retries": 5},
+            ["transaction_retries", "transaction_timeout"],
+        ),
+        # A key OpenSM does not know: restart, to be safe (validation refuses it first).
+        ({"no_such_key": "1"}, ["no_such_key"]),
         ({"routing_engine": "ftree"}, ["routing_engine"]),
         ({"guid": "0x0002c90000001021", "sm_priority": 3}, ["guid"]),
         (
@@ -65,6 +77,13 @@ def test_parse_opensm_conf():
 def test_restart_keys(change, restart):
     old = parse_opensm_conf(CONF)
     assert restart_keys(old, {**old, **change}) == restart
+
+
+def test_max_rate_enum_reloads_from_3_3_24_only():
+    old = parse_opensm_conf(CONF)
+    new = {**old, "max_rate_enum": "21"}
+    assert restart_keys(old, new, "3.3.24-1") == []
+    assert restart_keys(old, new, "3.3.23-2+b1") == ["max_rate_enum"]
 
 
 def test_no_file_means_restart_everything_unreloadable():
@@ -127,11 +146,51 @@ def test_good_partitions_render():
         ({"name": "m", "pkey": 0x10, "members": []}, "members must be a non-empty list"),
         ({"name": "m", "pkey": 0x10, "mtu": 6, "members": ["ALL"]}, "mtu must be an integer 1-5"),
         ({"name": "bad name", "pkey": 0x10, "members": ["ALL"]}, "name must be letters"),
+        (
+            {"name": "r", "pkey": 0x10, "rate": 25, "members": ["ALL"]},
+            "(r): rate must be an integer 2-24 (IB_MAX_RATE of OpenSM upstream); got 25",
+        ),
     ],
 )
 def test_bad_partitions(bad, message):
     errors = partition_errors([DEFAULT, bad])
     assert any(message in e for e in errors), errors
+
+
+@pytest.mark.parametrize(
+    ("version", "rate", "good"),
+    [
+        # include/iba/ib_types.h IB_MAX_RATE: 22 (600 Gb/s) in 3.3.23 (Debian 12 and 13).
+        ("3.3.23-2+b1", 22, True),
+        ("3.3.23-3.1", 23, False),
+        ("3.3.23-3.1", 24, False),
+        # 3.3.24 adds 23 (800 Gb/s) and 24 (1200 Gb/s).
+        ("3.3.24-1", 23, True),
+        ("3.3.24-1", 24, True),
+        ("3.3.24-1", 25, False),
+        ("3.3.23", 1, False),
+    ],
+)
+def test_partition_rate_follows_the_opensm_version(version, rate, good):
+    part = {"name": "fast", "pkey": 0x10, "rate": rate, "members": ["ALL"]}
+    errors = partition_errors([DEFAULT, part], version)
+    assert (errors == []) is good, errors
+    if not good:
+        assert "ib_subnet_manager_partitions[1] (fast): rate must be an integer 2-" in errors[0]
+        assert f"of OpenSM {version}); got {rate}" in errors[0]
+
+
+def test_ipoib_partitions_get_the_default_mtu_unless_set():
+    parts = [DEFAULT, {"name": "s", "pkey": 0x10, "ipoib": True, "mtu": 4, "members": ["ALL"]}]
+    parts.append({"name": "c", "pkey": 0x20, "members": ["ALL"]})
+    lines = [partition_line(r) for r in normalize_partitions(parts, 5)]
+    assert lines == [
+        "Default=0x7fff, ipoib, mtu=5 : ALL=full ;",
+        "s=0x0010, ipoib, mtu=4 : ALL ;",
+        "c=0x0020 : ALL ;",
+    ]
+    line = partition_line(normalize_partitions([DEFAULT])[0])
+    assert line == "Default=0x7fff, ipoib : ALL=full ;"
 
 
 def test_the_default_partition_is_required():

@@ -198,6 +198,10 @@ IB_FILTERS = [
     "opensm_partitions",
     "opensm_partition_line",
     "opensm_expected_pkeys",
+    "opensm_unknown_options",
+    "opensm_routing_engine_errors",
+    "ib_sm_port_problems",
+    "opensm_fabric_warnings",
 ]
 
 
@@ -218,5 +222,8 @@ def test_ib_subnet_manager_role_doc(run_cli):
     proc = run_cli("ansible-doc", "-t", "role", "--json", "ib_subnet_manager")
     assert proc.returncode == 0, proc.stderr
     options = json.loads(proc.stdout)["ib_subnet_manager"]["entry_points"]["main"]["options"]
-    assert options["ib_subnet_manager_mode"]["choices"] == ["opensm", "external"]
-    assert "dfsssp" in options["ib_subnet_manager_routing_engines"]["choices"]
+    assert options["ib_subnet_manager_mode"]["choices"] == ["opensm", "external", "switch"]
+    # Engines are checked by validate.yml against OpenSM's list (chains, no_fallback).
+    assert "choices" not in options["ib_subnet_manager_routing_engines"]
+    assert "no_fallback" in " ".join(options["ib_subnet_manager_routing_engines"]["description"])
+    assert options["ib_subnet_manager_ipoib_mtu"]["default"] == 5

@@ -13,7 +13,7 @@ version_added: 0.2.0
 author: rdma-fabric contributors
 description:
   - One record per port with ca, ca_type, node_guid, port, state, physical_state, rate, lid,
-    sm_lid, port_guid and link_layer (C(InfiniBand) or C(Ethernet); ibsim's C(IB) is reported
+    lmc, sm_lid, port_guid and link_layer (C(InfiniBand) or C(Ethernet); ibsim's C(IB) is reported
     as C(InfiniBand)).
 positional: _input
 options:

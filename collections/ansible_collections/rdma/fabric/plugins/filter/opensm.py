@@ -12,6 +12,11 @@ from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
     partition_line,
     restart_keys,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils.opensm_options import (
+    fabric_warnings,
+    routing_engine_errors,
+    unknown_options,
+)
 
 
 class FilterModule:
@@ -23,4 +28,7 @@ class FilterModule:
             "opensm_partitions": normalize_partitions,
             "opensm_partition_line": partition_line,
             "opensm_expected_pkeys": expected_pkeys,
+            "opensm_unknown_options": unknown_options,
+            "opensm_routing_engine_errors": routing_engine_errors,
+            "opensm_fabric_warnings": fabric_warnings,
         }

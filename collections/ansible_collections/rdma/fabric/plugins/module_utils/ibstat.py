@@ -12,6 +12,7 @@
             Physical state: LinkUp
             Rate: 400
             Base lid: 75
+            LMC: 0
             SM lid: 334
             Port GUID: 0x946dae0300cde72c
             Link layer: InfiniBand
@@ -62,6 +63,7 @@ def parse_ibstat(text):
                 "physical_state": None,
                 "rate": None,
                 "lid": None,
+                "lmc": None,
                 "sm_lid": None,
                 "port_guid": None,
                 "link_layer": None,
@@ -86,6 +88,8 @@ def parse_ibstat(text):
             port["rate"] = _int(value)
         elif key == "base lid":
             port["lid"] = _int(value)
+        elif key == "lmc":
+            port["lmc"] = _int(value)
         elif key == "sm lid":
             port["sm_lid"] = _int(value)
         elif key == "port guid":

@@ -3,10 +3,10 @@
 """OpenSM's own files: opensm.conf (read) and partitions.conf (checked, rendered).
 
 opensm.conf is "key value" per line, "#" comments. What OpenSM re-reads on SIGHUP is
-marked can_update in its option table (opensm/osm_subnet.c, opt_tbl); everything else
-takes a restart. The files named by partition_config_file, root_guid_file and
-cn_guid_file are re-read on every heavy sweep, so a change of their content is a
-reload; a change of the path is a restart.
+marked can_update in its option table (opensm_options.py, from opensm/osm_subnet.c
+opt_tbl); everything else takes a restart. The files named by partition_config_file,
+root_guid_file and cn_guid_file are re-read on every heavy sweep, so a change of their
+content is a reload; a change of the path is a restart.
 
 partitions.conf (man 5 partitions.conf, OpenSM 3.3):
     Name[=PKey][,ipoib][,mtu=N][,rate=N][,defmember=full|limited|both] : members ;
@@ -18,70 +18,15 @@ from __future__ import annotations
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.ib_guid import normalize_guid
-
-# opensm -R: upstream OpenSM 3.3's routing engines (opensm/osm_opensm.c).
-ROUTING_ENGINES = (
-    "minhop",
-    "updn",
-    "dnup",
-    "file",
-    "ftree",
-    "lash",
-    "dor",
-    "torus-2QoS",
-    "nue",
-    "dfsssp",
-    "sssp",
+from ansible_collections.rdma.fabric.plugins.module_utils.opensm_options import (
+    is_reloadable,
+    max_rate,
 )
-# Engines that rank switches from root GUIDs. Without roots updn/dnup "disable" and
-# OpenSM falls back to minhop; ftree guesses roots from the topology.
-ENGINES_NEEDING_ROOTS = ("updn", "dnup", "ftree")
-
-# can_update = 1 in opt_tbl: applied by SIGHUP.
-RELOADABLE_KEYS = frozenset(
-    {
-        "m_key",
-        "sm_key",
-        "sa_key",
-        "subnet_prefix",
-        "m_key_lease_period",
-        "sweep_interval",
-        "max_wire_smps",
-        "transaction_timeout",
-        "transaction_retries",
-        "sm_priority",
-        "lmc",
-        "lmc_esp0",
-        "max_op_vls",
-        "force_link_speed",
-        "reassign_lids",
-        "subnet_timeout",
-        "packet_life_time",
-        "head_of_queue_lifetime",
-        "leaf_head_of_queue_lifetime",
-        "sminfo_polling_timeout",
-        "polling_retry_number",
-        "force_heavy_sweep",
-        "sweep_on_trap",
-        "log_max_size",
-        "log_flags",
-        "force_log_flush",
-        "accum_log_file",
-        "no_partition_enforcement",
-        "qos",
-    }
-)
-_RELOADABLE_PREFIXES = ("qos_max_vls", "qos_high_limit", "qos_vlarb_", "qos_sl2vl", "qos_ca_")
-_RELOADABLE_PREFIXES += ("qos_sw0_", "qos_swe_", "qos_rtr_")
 
 MEMBER_KEYWORDS = ("ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF")
 MEMBERSHIPS = ("full", "limited", "both")
 DEFAULT_PKEY = 0x7FFF
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
-
-
-def is_reloadable(key):
-    return key in RELOADABLE_KEYS or key.startswith(_RELOADABLE_PREFIXES)
 
 
 def parse_opensm_conf(text):
@@ -96,15 +41,16 @@ def parse_opensm_conf(text):
     return options
 
 
-def restart_keys(old, new):
+def restart_keys(old, new, version=None):
     """Keys whose change needs a restart, sorted; every key when there was no file.
 
-    Values compare as the text opensm.conf holds (new values may be int or bool).
+    `version` is the installed OpenSM's (such as 3.3.23-2+b1); a key its option table
+    lacks counts as restart-only. Values compare as the text opensm.conf holds.
     """
     old = {k: str(v) for k, v in (old or {}).items()}
     new = {k: str(v) for k, v in (new or {}).items()}
     keys = set(old) | set(new)
-    return sorted(k for k in keys if old.get(k) != new.get(k) and not is_reloadable(k))
+    return sorted(k for k in keys if old.get(k) != new.get(k) and not is_reloadable(k, version))
 
 
 def _pkey(value):
@@ -129,8 +75,11 @@ def _member(entry):
     return who, membership
 
 
-def partition_errors(partitions):
-    """Messages for each bad partition; [] when every one is good."""
+def partition_errors(partitions, version=None):
+    """Messages for each bad partition; [] when every one is good.
+
+    The highest rate is IB_MAX_RATE of the OpenSM `version` (opensm_options.max_rate).
+    """
     errors = []
     seen_pkeys = {}
     seen_names = set()
@@ -164,10 +113,13 @@ def partition_errors(partitions):
         for key in ("defmember",):
             if part.get(key) is not None and str(part[key]).lower() not in MEMBERSHIPS:
                 errors.append(f"{where}: {key} must be one of {', '.join(MEMBERSHIPS)}")
-        for key, low, high in (("mtu", 1, 5), ("rate", 2, 21), ("sl", 0, 15)):
+        for key, low, high in (("mtu", 1, 5), ("rate", 2, max_rate(version)), ("sl", 0, 15)):
             value = part.get(key)
             if value is not None and (not isinstance(value, int) or not low <= value <= high):
-                errors.append(f"{where}: {key} must be an integer {low}-{high}; got {value!r}")
+                limit = f" (IB_MAX_RATE of OpenSM {version or 'upstream'})" if key == "rate" else ""
+                errors.append(
+                    f"{where}: {key} must be an integer {low}-{high}{limit}; got {value!r}"
+                )
         members = part.get("members")
         if not isinstance(members, list) or not members:
             errors.append(f"{where}: members must be a non-empty list")
@@ -192,8 +144,12 @@ def partition_errors(partitions):
     return errors
 
 
-def normalize_partitions(partitions):
-    """Good partitions (see partition_errors) -> records the templates and checks use."""
+def normalize_partitions(partitions, ipoib_mtu=None):
+    """Good partitions (see partition_errors) -> records the templates and checks use.
+
+    An IPoIB partition without mtu gets `ipoib_mtu` (OpenSM's own default for the
+    broadcast group is 4, 2048 bytes: OSM_DEFAULT_MGRP_MTU in include/opensm/osm_base.h).
+    """
     records = []
     for part in partitions or []:
         members = []
@@ -212,7 +168,7 @@ def normalize_partitions(partitions):
                 "pkey": pkey,
                 "pkey_hex": f"0x{pkey:04x}",
                 "ipoib": bool(part.get("ipoib", False)),
-                "mtu": part.get("mtu"),
+                "mtu": part.get("mtu") or (ipoib_mtu if part.get("ipoib") else None),
                 "rate": part.get("rate"),
                 "sl": part.get("sl"),
                 "defmember": str(part["defmember"]).lower() if part.get("defmember") else None,

@@ -1,0 +1,77 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters for the MLNX-OS embedded subnet manager (module_utils/mlnxos_sm.py)."""
+
+from __future__ import annotations
+
+from ansible_collections.rdma.fabric.plugins.module_utils.mlnxos_sm import (
+    commands,
+    node_name_ok,
+    parse_running,
+    release_supported,
+    wanted_lines,
+)
+
+DOCUMENTATION = r"""
+---
+name: mlnxos_sm_commands
+short_description: MLNX-OS CLI commands that bring a switch's subnet manager to what is wanted
+version_added: 0.3.0
+author: rdma-fabric contributors
+description:
+  - Compares the wanted SM state of an MLNX-OS switch (enabled, priority) with its
+    C(show running-config) and returns the config-mode commands still needed
+    (C(ib smnode NODE enable), C(ib smnode NODE sm-priority N), C(no ib smnode NODE enable),
+    from NVIDIA's MLNX-OS User Manual, Subnet Manager chapter). Also in this file -
+    C(mlnxos_sm_lines) (the wanted running-config lines), C(mlnxos_sm_running) (the
+    parsed state), C(mlnxos_release_supported) and C(mlnxos_node_name_ok).
+positional: _input, node, enabled, priority
+options:
+  _input:
+    description: The output of C(show running-config).
+    type: str
+    required: true
+  node:
+    description: The SM node name (the switch's hostname).
+    type: str
+    required: true
+  enabled:
+    description: Whether the SM runs on this switch.
+    type: bool
+    required: true
+  priority:
+    description: SM priority 0-15.
+    type: int
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Commands still needed
+  ansible.builtin.debug:
+    msg: "{{ running.stdout[0] | rdma.fabric.mlnxos_sm_commands('ib-spine-1', true, 14) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: Config-mode commands; empty when the running configuration already matches.
+  type: list
+"""
+
+
+def _commands(running_text, node, enabled, priority):
+    return commands(node, enabled, priority, running_text)
+
+
+def _running(running_text, node):
+    return parse_running(running_text, node)
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            "mlnxos_sm_commands": _commands,
+            "mlnxos_sm_lines": wanted_lines,
+            "mlnxos_sm_running": _running,
+            "mlnxos_release_supported": release_supported,
+            "mlnxos_node_name_ok": node_name_ok,
+        }

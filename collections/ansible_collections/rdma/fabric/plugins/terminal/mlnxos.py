@@ -1,0 +1,47 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""network_cli terminal for MLNX-OS (NVIDIA Quantum InfiniBand switches).
+
+Prompts as NVIDIA's MLNX-OS User Manual shows them: "switch [standalone: master] >"
+(user), "... #" (enable), "... (config) #" (configuration). Errors start with "% "
+(`% Unrecognized command "..."`). Paging is turned off with `no cli session paging
+enable`; `enable` (become_method enable) enters enable mode.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible.errors import AnsibleConnectionFailure
+from ansible_collections.ansible.netcommon.plugins.plugin_utils.terminal_base import TerminalBase
+
+
+class TerminalModule(TerminalBase):
+    terminal_stdout_re = [
+        re.compile(rb"[\r\n]?[\w.\-]+ \[[^\]\r\n]*\] (?:\([\w\- ]+\) )?[>#] ?$"),
+        re.compile(rb"[\r\n]?[\w.\-]+ (?:\([\w\- ]+\) )?[>#] ?$"),
+    ]
+
+    terminal_stderr_re = [
+        re.compile(rb"% ?Unrecognized command"),
+        re.compile(rb"% ?Incomplete command"),
+        re.compile(rb"% ?Invalid input"),
+        re.compile(rb"% ?Error"),
+    ]
+
+    terminal_config_prompt = re.compile(r"\(config[^\)]*\) ?#")
+
+    def on_open_shell(self):
+        try:
+            self._exec_cli_command(b"no cli session paging enable")
+        except AnsibleConnectionFailure as exc:
+            raise AnsibleConnectionFailure("unable to turn off MLNX-OS paging") from exc
+
+    def on_become(self, passwd=None):
+        prompt = self._get_prompt()
+        if prompt and prompt.strip().endswith(b"#"):
+            return
+        try:
+            self._exec_cli_command(b"enable")
+        except AnsibleConnectionFailure as exc:
+            raise AnsibleConnectionFailure("unable to enter MLNX-OS enable mode") from exc

@@ -1,0 +1,170 @@
+"""ib_subnet_manager in switch mode: the SM of an NVIDIA Quantum switch (MLNX-OS).
+
+The role runs for real (ansible-playbook, ansible.netcommon.network_cli with the
+rdma.fabric.mlnxos terminal and cliconf plugins, paramiko) against the MLNX-OS CLI
+STAND-IN (tests/standins/mlnxos_cli.py) on 127.0.0.1: never a real switch. What a real
+Quantum switch must still confirm is listed in the role README.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from conftest import REPO_ROOT
+from role_play import error_lines, recap, tasks_run
+
+sys.path.insert(0, str(REPO_ROOT / "tests" / "standins"))
+from mlnxos_cli import MlnxOsCli  # noqa: E402
+
+ROLE = "ib_subnet_manager"
+SWITCH = "ib-spine-1"
+PLAY = f"""\
+- name: The switch SMs
+  hosts: ib_switches
+  gather_facts: false
+  roles:
+    - role: {ROLE}
+"""
+NETWORK_ENV = {
+    "ANSIBLE_HOST_KEY_CHECKING": "False",
+    "ANSIBLE_NETWORK_CLI_SSH_TYPE": "paramiko",
+    "ANSIBLE_PERSISTENT_CONNECT_TIMEOUT": "20",
+    "ANSIBLE_PERSISTENT_COMMAND_TIMEOUT": "20",
+}
+
+
+@pytest.fixture
+def standin():
+    cli = MlnxOsCli(hostname=SWITCH, release="3.11.2016")
+    cli.port = cli.start()
+    yield cli
+    cli.stop()
+
+
+@pytest.fixture
+def run_switch(run_cli, tmp_path, standin):
+    (tmp_path / "play.yml").write_text(PLAY)
+
+    def run(switch_vars=None, hosts=None, extra=None, check=False):
+        switch = {
+            "ansible_host": "127.0.0.1",
+            "ansible_port": standin.port,
+            "ansible_connection": "ansible.netcommon.network_cli",
+            "ansible_network_os": "rdma.fabric.mlnxos",
+            "ansible_user": "admin",
+            "ansible_password": "admin",
+            "ansible_become": True,
+            "ansible_become_method": "enable",
+            "ib_subnet_manager_mode": "switch",
+            "ib_subnet_manager_mlnxos_version": "3.11.2016",
+            "ib_subnet_manager_priority": 14,
+            "ib_subnet_manager_switch_render_dir": str(tmp_path / "rendered"),
+        } | (switch_vars or {})
+        inventory = {
+            "all": {
+                "children": {
+                    "subnet_managers": {"hosts": hosts or {}},
+                    "ib_switches": {
+                        "children": {
+                            "mlnxos_switches": {
+                                "hosts": {SWITCH: switch},
+                                "vars": {"rdma_ib_switch_os": "mlnxos"},
+                            }
+                        }
+                    },
+                }
+            }
+        }
+        (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
+        args = ["-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
+        args += ["-e", json.dumps(extra)] if extra else []
+        args += ["--check"] if check else []
+        proc = run_cli("ansible-playbook", *args, env=NETWORK_ENV, timeout=240)
+        return proc, proc.stdout + proc.stderr
+
+    return run
+
+
+def config_commands(standin):
+    """What the stand-in got in configuration mode (not shows, not mode changes)."""
+    return [c for c in standin.commands if c.startswith(("ib ", "no ib "))]
+
+
+def test_enable_and_priority_then_nothing(run_switch, standin):
+    proc, output = run_switch()
+    assert proc.returncode == 0, output
+    assert recap(output, SWITCH)["changed"] == 1, output
+    assert standin.state == {SWITCH: {"enabled": True, "priority": 14}}
+    assert config_commands(standin) == [
+        f"ib smnode {SWITCH} sm-priority 14",
+        f"ib smnode {SWITCH} enable",
+    ]
+    assert "no cli session paging enable" in standin.commands and "enable" in standin.commands
+
+    before = len(standin.commands)
+    proc, output = run_switch()
+    assert proc.returncode == 0, output
+    assert recap(output, SWITCH)["changed"] == 0, output
+    assert config_commands(standin)[2:] == [] and len(standin.commands) > before
+
+
+def test_check_mode_sends_no_configuration(run_switch, standin):
+    proc, output = run_switch(check=True)
+    assert proc.returncode == 0, output
+    assert recap(output, SWITCH)["changed"] == 1, output
+    assert config_commands(standin) == [] and standin.state == {}
+
+
+def test_priority_change_and_disable(run_switch, standin):
+    standin.state = {SWITCH: {"enabled": True, "priority": 3}}
+    proc, output = run_switch()
+    assert proc.returncode == 0, output
+    assert config_commands(standin) == [f"ib smnode {SWITCH} sm-priority 14"]
+    proc, output = run_switch({"ib_subnet_manager_switch_sm": False})
+    assert proc.returncode == 0, output
+    assert config_commands(standin)[-1] == f"no ib smnode {SWITCH} enable"
+    assert standin.state[SWITCH]["enabled"] is False
+
+
+def test_rendered_writes_the_lines_without_connecting(run_switch, standin, tmp_path):
+    proc, output = run_switch({"ib_subnet_manager_switch_state": "rendered"})
+    assert proc.returncode == 0, output
+    assert standin.commands == []
+    rendered = (tmp_path / "rendered" / f"{SWITCH}.cfg").read_text()
+    assert rendered == f"ib smnode {SWITCH} enable\nib smnode {SWITCH} sm-priority 14\n"
+
+
+@pytest.mark.parametrize(
+    ("switch_vars", "message"),
+    [
+        ({"ansible_password": ""}, "no credentials: set ansible_user and ansible_password"),
+        ({"ib_subnet_manager_mlnxos_version": "3.6.8012"}, "mlnxos_version 3.6.8012 is not"),
+        ({"ib_subnet_manager_mlnxos_version": ""}, "mlnxos_version (empty) is not"),
+    ],
+)  # fmt: skip
+def test_bad_switch_input_fails_before_connecting(run_switch, standin, switch_vars, message):
+    proc, output = run_switch(switch_vars)
+    assert proc.returncode != 0, output
+    errors = " ".join(error_lines(output))
+    assert message in errors and SWITCH in errors, errors
+    assert standin.commands == []
+
+
+def test_same_priority_on_a_host_and_a_switch(run_switch, standin):
+    host = {"ansible_connection": "local", "ib_subnet_manager_priority": 14}
+    proc, output = run_switch(hosts={"sm-a": host})
+    assert proc.returncode != 0, output
+    errors = " ".join(error_lines(output))
+    assert "duplicate priority 14 on sm-a and ib-spine-1" in errors, errors
+    assert f"{ROLE} : Refuse two SMs with one priority" in tasks_run(output)
+    assert standin.commands == []
+
+
+def test_a_release_other_than_the_inventorys_is_refused(run_switch, standin):
+    standin.release = "3.12.3006"
+    proc, output = run_switch()
+    assert proc.returncode != 0, output
+    assert "runs MLNX-OS 3.12.3006; ib_subnet_manager_mlnxos_version says 3.11.2016" in output
+    assert config_commands(standin) == []
