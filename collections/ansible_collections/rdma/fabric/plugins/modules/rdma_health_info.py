@@ -14,6 +14,8 @@ description:
     (C(/sys/class/infiniband/DEV/ports/N/counters), the counters perfquery reads) and
     its RoCE v2 IPv4 GID.
   - The perftest version (C(ib_write_bw --version)), to compare across hosts.
+  - Each device's node GUID, firmware and PCI function, and the kernel's boot id, so
+    that two inventory names of one machine are found.
   - Reads only; never changes the host. Runs in check mode.
 version_added: 0.2.0
 author: rdma-fabric contributors
@@ -53,6 +55,23 @@ perftest_version:
   returned: always
   type: str
   sample: "6.15"
+devices:
+  description: Every RDMA device, its ports' link layer and netdev (what rails bind to).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: mlx5_0
+      node_guid: "b8ce:f603:00a1:2b3c"
+      fw_ver: "28.39.1002"
+      hca_type: MT4129
+      pci_address: "0000:17:00.0"
+      ports: [{port: 1, link_layer: InfiniBand, netdev: ibp23s0}]
+boot_id:
+  description: C(/proc/sys/kernel/random/boot_id), one value per running kernel.
+  returned: always
+  type: str
+  sample: 5f0c3f2e-3c1b-4f7e-9a55-0d8f6f4f2a10
 problems:
   description: Tools that could not run, each as one line.
   returned: always
@@ -68,6 +87,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     SYSFS_IB,
     flat_ports,
+    read_attr,
     read_devices,
     read_int,
     roce_v2_ipv4_gid,
@@ -88,6 +108,16 @@ def _counters(root, device, port):
         return None
     values = {name: read_int(os.path.join(folder, name)) for name in names}
     return {name: value for name, value in values.items() if value is not None}
+
+
+def _device_summary(device):
+    keys = ("name", "node_guid", "fw_ver", "hca_type", "pci_address")
+    out = {key: device.get(key) for key in keys}
+    out["ports"] = [
+        {"port": p["port"], "link_layer": p["link_layer"], "netdev": p["netdev"]}
+        for p in device["ports"]
+    ]
+    return out
 
 
 def main():
@@ -115,7 +145,8 @@ def main():
     else:
         problems.append("ib_write_bw not found (perftest)")
     ports = []
-    for port in flat_ports(read_devices(root)):
+    devices = read_devices(root)
+    for port in flat_ports(devices):
         info = devinfo.get(port["device"], {}).get("ports", {}).get(port["port"], {})
         netdev = port["netdev"]
         ports.append(
@@ -128,7 +159,15 @@ def main():
                 counters=_counters(root, port["device"], port["port"]),
             )
         )
-    module.exit_json(changed=False, ports=ports, perftest_version=version, problems=problems)
+    boot_id = read_attr(os.path.join(root, "proc/sys/kernel/random/boot_id"))
+    module.exit_json(
+        changed=False,
+        ports=ports,
+        devices=[_device_summary(device) for device in devices],
+        boot_id=boot_id,
+        perftest_version=version,
+        problems=problems,
+    )
 
 
 if __name__ == "__main__":
