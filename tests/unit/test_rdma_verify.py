@@ -60,6 +60,9 @@ def test_healthy_roce_host():
         "address": "192.0.2.11",
         "active": True,
         "missing": None,
+        "pci": None,
+        "local_cpulist": None,
+        "numa_node": None,
     }
 
 

@@ -187,9 +187,54 @@ def read_device(root, name):
         "node_guid": _read(os.path.join(dev_dir, "node_guid")),
         "fw_ver": _read(os.path.join(dev_dir, "fw_ver")),
         "hca_type": _read(os.path.join(dev_dir, "hca_type")),
+        # mlx5's board_id is the PSID (the firmware image's board identity).
+        "board_id": _read(os.path.join(dev_dir, "board_id")),
+        "pcie": read_pcie_link(os.path.join(dev_dir, "device")),
+        "local_cpulist": _read(os.path.join(dev_dir, "device", "local_cpulist")),
+        "numa_node": read_int(os.path.join(dev_dir, "device", "numa_node")),
         "pci_address": _pci_address(dev_dir),
         "netdevs": [netdev for netdev, _ in pci_netdevs],
         "ports": ports,
+    }
+
+
+_GTS_RE = re.compile(r"([0-9.]+)\s*GT/s")
+
+
+def read_pcie_link(function_dir):
+    """{speed_gts, width, max_speed_gts, max_width} of a PCI function (LnkSta and
+    LnkCap as the kernel shows them: current_link_speed "16.0 GT/s PCIe"), or None."""
+
+    def speed(name):
+        match = _GTS_RE.search(_read(os.path.join(function_dir, name)) or "")
+        return float(match.group(1)) if match else None
+
+    link = {
+        "speed_gts": speed("current_link_speed"),
+        "width": read_int(os.path.join(function_dir, "current_link_width")),
+        "max_speed_gts": speed("max_link_speed"),
+        "max_width": read_int(os.path.join(function_dir, "max_link_width")),
+    }
+    return link if any(v is not None for v in link.values()) else None
+
+
+NVIDIA_VENDOR = "0x10de"
+
+
+def read_gpus(root="/"):
+    """NVIDIA GPUs on the PCI bus ({pci, numa_node}) and whether nvidia_peermem is loaded."""
+    bus = os.path.join(root, "sys/bus/pci/devices")
+    gpus = []
+    for function in _listdir(bus):
+        vendor = _read(os.path.join(bus, function, "vendor"))
+        klass = _read(os.path.join(bus, function, "class")) or ""
+        if vendor == NVIDIA_VENDOR and klass.startswith(("0x0300", "0x0302")):
+            gpus.append(
+                {"pci": function, "numa_node": read_int(os.path.join(bus, function, "numa_node"))}
+            )
+    return {
+        "nvidia_gpus": gpus,
+        "nvidia_peermem": os.path.isdir(os.path.join(root, "sys/module/nvidia_peermem")),
     }
 
 

@@ -89,6 +89,42 @@ def _planned_rails(info, expect, host):
     return out, []
 
 
+def _device_checks(devices, by_name, gpus):
+    """PCIe link at its capability per device (LnkSta >= LnkCap), and nvidia_peermem
+    loaded on a host with NVIDIA GPUs (GPUDirect RDMA needs it)."""
+    checks = []
+    for name in devices:
+        link = (by_name.get(name) or {}).get("pcie") or {}
+        if not (link.get("max_width") and link.get("max_speed_gts")):
+            continue
+        ok = (link.get("width") or 0) >= link["max_width"] and (link.get("speed_gts") or 0) >= link[
+            "max_speed_gts"
+        ]
+        checks.append(
+            _check(
+                "PCIe link",
+                ok,
+                f"{link.get('speed_gts')} GT/s x{link.get('width')} (capable "
+                f"{link['max_speed_gts']} GT/s x{link['max_width']})",
+                name,
+            )
+        )
+    if gpus.get("nvidia_gpus"):
+        count = len(gpus["nvidia_gpus"])
+        loaded = bool(gpus.get("nvidia_peermem"))
+        checks.append(
+            _check(
+                "nvidia_peermem",
+                loaded,
+                f"loaded ({count} NVIDIA GPUs)"
+                if loaded
+                else f"not loaded on a host with {count} NVIDIA GPUs: GPUDirect RDMA needs "
+                "it (modprobe nvidia_peermem; rdma_stack loads it)",
+            )
+        )
+    return checks
+
+
 def host_health(info, expect, host="this host"):
     """{checks, rails, perftest_version, roce_netdevs, boot_id, node_guids} for one host.
 
@@ -132,6 +168,8 @@ def host_health(info, expect, host="this host"):
     checks.append(_check("devices", ok, text))
     for problem in info.get("problems") or []:
         checks.append(_check("tools", False, problem))
+    by_name = {d["name"]: d for d in info.get("devices") or []}
+    checks += _device_checks(devices, by_name, info.get("gpus") or {})
     rails = []
     for p in chosen:
         dev, num = p["device"], p["port"]
@@ -218,6 +256,9 @@ def host_health(info, expect, host="this host"):
                 "address": address,
                 "active": active,
                 "missing": None,
+                "pci": (by_name.get(dev) or {}).get("pci_address"),
+                "local_cpulist": (by_name.get(dev) or {}).get("local_cpulist"),
+                "numa_node": (by_name.get(dev) or {}).get("numa_node"),
             }
         )
     for name, port, problem in planned or []:
@@ -236,6 +277,10 @@ def host_health(info, expect, host="this host"):
         "perftest_version": version,
         "roce_netdevs": roce,
         "boot_id": info.get("boot_id"),
+        "devices": [
+            {k: (by_name.get(d) or {}).get(k) for k in ("fw_ver", "board_id")} | {"name": d}
+            for d in devices
+        ],
         "node_guids": sorted(
             {d["node_guid"] for d in info.get("devices") or [] if d.get("node_guid")}
         ),

@@ -36,6 +36,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.perftest import (
     lat_typical_us,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.rails import natural_key
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
+    normalize_policy,
+    roce_tos,
+)
 
 PEERS_PER_SUSPECT = 2
 SEND, RECEIVE = "sender", "receiver"
@@ -114,9 +118,21 @@ def expected_gbps(options, rail_expect):
 
 
 def _side_argv(options, rail, port, peer_address=None):
-    argv = [options["binary"], "-d", rail["device"], "-i", str(rail["port"])]
+    argv = []
+    if options.get("pin_cpus") and rail.get("local_cpulist"):
+        # The CPUs next to the HCA (its PCI function's local_cpulist), as NVIDIA's
+        # ngc_multinode_perf pins: memory traffic that crosses sockets costs bandwidth.
+        argv += ["taskset", "-c", rail["local_cpulist"]]
+    argv += [options["binary"], "-d", rail["device"], "-i", str(rail["port"])]
     if rail.get("gid_index") is not None:
         argv += ["-x", str(rail["gid_index"])]
+    if (
+        options.get("_tclass") is not None
+        and rail.get("link_layer") == "Ethernet"
+        and rail.get("pci")
+    ):
+        # RoCE on a NIC: test in the policy's lossless class (Soft-RoCE has no DCB).
+        argv.append(f"--tclass={options['_tclass']}")
     argv += ["-F", "--report_gbits", "-p", str(port)]
     argv += options.get("_args") or [str(a) for a in options.get("args") or []]
     if peer_address:
@@ -202,11 +218,25 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
     return tests
 
 
+def _tclass(options):
+    """--tclass of RoCE tests: rdma_verify_tclass, or with "auto" rdma_roce_policy's
+    RoCE ToS (DSCP << 2, plus ECT(0) when ECN is on); None: not set."""
+    value = options.get("tclass", "auto")
+    if value in (None, "", "none"):
+        return None
+    if value != "auto":
+        return int(value)
+    policy, errors = normalize_policy(options.get("roce_policy") or {})
+    return None if errors or not options.get("roce_policy") else roce_tos(policy)
+
+
 def plan(phase, pairs, health, options, rails_expect):
     """Every test of a phase. pairs: [(round, server, client)] or, for retest/isolate,
     [{round, server, client, rail}] (one rail each)."""
     tests = []
-    options = dict(options, _args=[str(a) for a in options.get("args") or []])
+    options = dict(
+        options, _args=[str(a) for a in options.get("args") or []], _tclass=_tclass(options)
+    )
     for pair in pairs:
         if isinstance(pair, dict):
             tests += pair_tests(
@@ -571,6 +601,35 @@ def _width_lanes(width):
         return None
 
 
+def firmware_checks(health, hosts):
+    """One firmware version per PSID (board_id) across the fabric: a NIC left on old
+    firmware behaves differently from its twins."""
+    by_psid = {}
+    for host in hosts:
+        for device in (health[host] or {}).get("devices") or []:
+            if device.get("board_id") and device.get("fw_ver"):
+                by_psid.setdefault(device["board_id"], {}).setdefault(device["fw_ver"], []).append(
+                    f"{host} {device['name']}"
+                )
+    checks = []
+    for psid, versions in sorted(by_psid.items()):
+        detail = "; ".join(
+            f"{v}: {', '.join(sorted(where, key=natural_key))}"
+            for v, where in sorted(versions.items())
+        )
+        checks.append(
+            {
+                "check": f"firmware of {psid}",
+                "host": "fabric",
+                "ok": len(versions) == 1,
+                "device": None,
+                "port": None,
+                "detail": detail if len(versions) > 1 else f"{next(iter(versions))} everywhere",
+            }
+        )
+    return checks
+
+
 def fabric(health, expected_rate_gbps=0):
     """Checks across hosts and the expectation per rail.
 
@@ -613,6 +672,7 @@ def fabric(health, expected_rate_gbps=0):
             host
         )
     detail = "; ".join(f"{v}: {', '.join(h)}" for v, h in sorted(versions.items()))
+    checks += firmware_checks(health, hosts)
     checks.append(
         {
             "check": "same perftest version",

@@ -14,8 +14,10 @@ description:
     (C(/sys/class/infiniband/DEV/ports/N/counters), the counters perfquery reads) and
     its RoCE v2 IPv4 GID.
   - The perftest version (C(ib_write_bw --version)), to compare across hosts.
-  - Each device's node GUID, firmware and PCI function, and the kernel's boot id, so
-    that two inventory names of one machine are found.
+  - Each device's node GUID, firmware version and PSID (C(board_id)), PCI function,
+    PCIe link (current against capable speed and width), local CPUs and NUMA node; the
+    NVIDIA GPUs on the PCI bus and whether C(nvidia_peermem) is loaded; the kernel's
+    boot id, so that two inventory names of one machine are found.
   - Reads only; never changes the host. Runs in check mode.
 version_added: 0.2.0
 author: rdma-fabric contributors
@@ -65,8 +67,17 @@ devices:
       node_guid: "b8ce:f603:00a1:2b3c"
       fw_ver: "28.39.1002"
       hca_type: MT4129
+      board_id: MT_0000000838
       pci_address: "0000:17:00.0"
+      pcie: {speed_gts: 32.0, width: 16, max_speed_gts: 32.0, max_width: 16}
+      local_cpulist: "0-55,112-167"
+      numa_node: 0
       ports: [{port: 1, link_layer: InfiniBand, netdev: ibp23s0}]
+gpus:
+  description: NVIDIA GPUs on the PCI bus and whether nvidia_peermem is loaded.
+  returned: always
+  type: dict
+  sample: {nvidia_gpus: [{pci: "0000:18:00.0", numa_node: 0}], nvidia_peermem: true}
 boot_id:
   description: C(/proc/sys/kernel/random/boot_id), one value per running kernel.
   returned: always
@@ -89,6 +100,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     flat_ports,
     read_attr,
     read_devices,
+    read_gpus,
     read_int,
     roce_v2_ipv4_gid,
 )
@@ -111,7 +123,17 @@ def _counters(root, device, port):
 
 
 def _device_summary(device):
-    keys = ("name", "node_guid", "fw_ver", "hca_type", "pci_address")
+    keys = (
+        "name",
+        "node_guid",
+        "fw_ver",
+        "hca_type",
+        "board_id",
+        "pci_address",
+        "pcie",
+        "local_cpulist",
+        "numa_node",
+    )
     out = {key: device.get(key) for key in keys}
     out["ports"] = [
         {"port": p["port"], "link_layer": p["link_layer"], "netdev": p["netdev"]}
@@ -164,6 +186,7 @@ def main():
         changed=False,
         ports=ports,
         devices=[_device_summary(device) for device in devices],
+        gpus=read_gpus(root),
         boot_id=boot_id,
         perftest_version=version,
         problems=problems,
