@@ -178,7 +178,11 @@ def test_healthy_roce_port(run, tools, tmp_path):
     assert result["changed"] is False
     assert result["problems"] == []
     assert result["perftest_version"] == "6.15"
-    assert tools.calls == [["/usr/bin/ibv_devinfo"], ["/usr/bin/ib_write_bw", "--version"]]
+    assert tools.calls == [
+        ["/usr/bin/ibv_devinfo"],
+        ["/usr/bin/ib_write_bw", "--version"],
+        ["/usr/bin/ib_write_bw", "--help"],  # --use_cuda listed: built with CUDA
+    ]
     assert result["ports"] == [
         {
             "device": "mlx5_1",

@@ -63,6 +63,8 @@ def test_healthy_roce_host():
         "pci": None,
         "local_cpulist": None,
         "numa_node": None,
+        "cuda": None,
+        "cuda_error": None,
     }
 
 

@@ -125,6 +125,38 @@ def _device_checks(devices, by_name, gpus):
     return checks
 
 
+GPUDIRECT = ("auto", "true", "false")
+
+
+def _gpudirect(mode, gpus, checks):
+    """({device: {gpu, link}} or None when GPUDirect is off, error text or None).
+
+    auto: on for hosts with NVIDIA GPUs; true: on (a host without GPUs is an error);
+    false: host memory. On, a perftest built without CUDA is a failed check, not a
+    silent host-memory test.
+    """
+    mode = str(mode).lower()
+    if mode not in GPUDIRECT:
+        raise ValueError(f"rdma_verify_gpudirect must be one of auto, true, false; got {mode!r}")
+    has_gpus = bool(gpus.get("nvidia_gpus"))
+    if mode == "false" or (mode == "auto" and not has_gpus):
+        return None, None
+    if not has_gpus:
+        checks.append(_check("GPUDirect", False, "rdma_verify_gpudirect is true: no NVIDIA GPU"))
+        return {}, "no NVIDIA GPU for GPUDirect"
+    if gpus.get("perftest_cuda") is False:
+        text = (
+            "perftest was built without CUDA (ib_write_bw has no --use_cuda): GPUDirect RDMA "
+            "cannot be tested (rdma_verify_gpudirect: false tests host memory)"
+        )
+        checks.append(_check("GPUDirect", False, text))
+        return {}, text
+    nearest = gpus.get("nearest") or {}
+    text = ", ".join(f"{n}: GPU{v['gpu']} ({v['link']})" for n, v in sorted(nearest.items()))
+    checks.append(_check("GPUDirect", bool(nearest), text or "nvidia-smi topo -m gave no NIC"))
+    return nearest, None
+
+
 def host_health(info, expect, host="this host"):
     """{checks, rails, perftest_version, roce_netdevs, boot_id, node_guids} for one host.
 
@@ -169,7 +201,9 @@ def host_health(info, expect, host="this host"):
     for problem in info.get("problems") or []:
         checks.append(_check("tools", False, problem))
     by_name = {d["name"]: d for d in info.get("devices") or []}
-    checks += _device_checks(devices, by_name, info.get("gpus") or {})
+    gpus = info.get("gpus") or {}
+    checks += _device_checks(devices, by_name, gpus)
+    cuda, cuda_error = _gpudirect(expect.get("gpudirect", "auto"), gpus, checks)
     rails = []
     for p in chosen:
         dev, num = p["device"], p["port"]
@@ -259,6 +293,13 @@ def host_health(info, expect, host="this host"):
                 "pci": (by_name.get(dev) or {}).get("pci_address"),
                 "local_cpulist": (by_name.get(dev) or {}).get("local_cpulist"),
                 "numa_node": (by_name.get(dev) or {}).get("numa_node"),
+                "cuda": (cuda or {}).get(dev, {}).get("gpu") if cuda is not None else None,
+                "cuda_error": cuda_error
+                or (
+                    f"no GPU near {dev} in nvidia-smi topo -m"
+                    if cuda is not None and dev not in cuda
+                    else None
+                ),
             }
         )
     for name, port, problem in planned or []:

@@ -133,6 +133,9 @@ def _side_argv(options, rail, port, peer_address=None):
     ):
         # RoCE on a NIC: test in the policy's lossless class (Soft-RoCE has no DCB).
         argv.append(f"--tclass={options['_tclass']}")
+    if rail.get("cuda") is not None:
+        # GPUDirect: this rail's buffers in the GPU nearest its NIC, never one GPU for all.
+        argv.append(f"--use_cuda={rail['cuda']}")
     argv += ["-F", "--report_gbits", "-p", str(port)]
     argv += options.get("_args") or [str(a) for a in options.get("args") or []]
     if peer_address:
@@ -188,6 +191,9 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
                 problems.append(
                     f"{host}: no RDMA port for rail {name}" + (f" ({why})" if why else "")
                 )
+        for host, rail in ((server, s), (client, c)):
+            if rail and rail.get("cuda_error"):
+                problems.append(f"{host}: {rail.get('device')}: {rail['cuda_error']}")
         if problems:
             test["error"] = "; ".join(problems)
         elif not s.get("address"):

@@ -74,10 +74,17 @@ devices:
       numa_node: 0
       ports: [{port: 1, link_layer: InfiniBand, netdev: ibp23s0}]
 gpus:
-  description: NVIDIA GPUs on the PCI bus and whether nvidia_peermem is loaded.
+  description:
+    - NVIDIA GPUs on the PCI bus, whether nvidia_peermem is loaded, whether perftest was
+      built with CUDA (its help lists C(--use_cuda)), and per RDMA device the nearest GPU
+      from C(nvidia-smi topo -m) (PIX < PXB < PHB < NODE < SYS).
   returned: always
   type: dict
-  sample: {nvidia_gpus: [{pci: "0000:18:00.0", numa_node: 0}], nvidia_peermem: true}
+  sample:
+    nvidia_gpus: [{pci: "0000:18:00.0", numa_node: 0}]
+    nvidia_peermem: true
+    perftest_cuda: true
+    nearest: {mlx5_0: {gpu: 0, link: PXB}}
 boot_id:
   description: C(/proc/sys/kernel/random/boot_id), one value per running kernel.
   returned: always
@@ -94,6 +101,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.ibv_devinfo import parse_ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils.nvidia_topo import (
+    nearest_gpus,
+    parse_topo,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_version
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     SYSFS_IB,
@@ -159,11 +170,15 @@ def main():
     else:
         problems.append("ibv_devinfo not found (libibverbs-utils / rdma-core)")
     version = None
+    perftest_cuda = None
     perftest = module.get_bin_path("ib_write_bw")
     if perftest:
         # perftest exits 1 after printing its version.
         _, out, err = module.run_command([perftest, "--version"])
         version = parse_version(out + "\n" + err)
+        # perftest lists --use_cuda in its help only when built with CUDA.
+        _, out, err = module.run_command([perftest, "--help"])
+        perftest_cuda = "use_cuda" in out + err
     else:
         problems.append("ib_write_bw not found (perftest)")
     ports = []
@@ -182,11 +197,21 @@ def main():
             )
         )
     boot_id = read_attr(os.path.join(root, "proc/sys/kernel/random/boot_id"))
+    gpus = read_gpus(root)
+    gpus["perftest_cuda"] = perftest_cuda
+    gpus["nearest"] = {}
+    nvidia_smi = module.get_bin_path("nvidia-smi") if gpus["nvidia_gpus"] else None
+    if nvidia_smi:
+        rc, out, err = module.run_command([nvidia_smi, "topo", "-m"])
+        if rc == 0:
+            gpus["nearest"] = nearest_gpus(parse_topo(out))
+        else:
+            problems.append(f"nvidia-smi topo -m failed (rc {rc}): {_one_line(err or out)}")
     module.exit_json(
         changed=False,
         ports=ports,
         devices=[_device_summary(device) for device in devices],
-        gpus=read_gpus(root),
+        gpus=gpus,
         boot_id=boot_id,
         perftest_version=version,
         problems=problems,
