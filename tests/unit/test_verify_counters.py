@@ -12,14 +12,20 @@ The values are ours.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils.ethtool_stats import (
+    parse_ethtool_stats,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     port_counter_deltas,
     read_devices,
     read_gpus,
     read_port_counters,
 )
+from fixture_text import load
 from sysfs_tree import PCI_DOMAIN, add_cx6dx_roce, add_pci_bus_entry, roce_gids
 
 HW_COUNTERS = {
@@ -195,3 +201,21 @@ def test_perftest_pinned_to_the_hca_cpus_and_roce_in_the_policy_class():
     health["a"]["rails"][0].update(pci=None, local_cpulist=None)  # Soft-RoCE: no NIC
     [test] = vt.plan("main", vt.all_pairs(["a", "b"]), health, options, {})
     assert not any(a.startswith("--tclass") for a in test["server_test"]["argv"])
+
+
+def test_ethtool_pause_and_pfc_counters():
+    text = load(Path(__file__).parent / "fixtures" / "ethtool", "ethtool_S_mlx5_roce.txt")
+    stats = parse_ethtool_stats(text)
+    assert stats == {
+        "rx_discards_phy": 12,
+        "tx_discards_phy": 0,
+        "rx_pause_ctrl_phy": 0,
+        "tx_pause_ctrl_phy": 0,
+        "rx_prio3_pause": 4431,
+        "rx_prio3_pause_duration": 90211,
+        "tx_prio3_pause": 17,
+        "tx_prio3_pause_duration": 512,
+        "rx_prio3_pause_transition": 2215,
+    }
+    assert parse_ethtool_stats("") == {} and parse_ethtool_stats("no stats available") == {}
+    assert parse_ethtool_stats(text, keep=None)["rx_packets"] == 1839271

@@ -26,7 +26,8 @@ description:
     every second up to O(listen_timeout) after both hosts should have reached the
     round), and waits for its servers, killing a server whose client never came. The
     port counters and hw_counters of each tested port are read before and after the
-    round; each side returns their increase (C(deltas)).
+    round, and for RoCE ports the pause/PFC counters of C(ethtool -S); each side returns
+    their increase (C(deltas)).
   - Every returned test carries its exit code, output and the parsed result
     (C(rdma.fabric.perftest_parse)). A test never makes the task fail; judging is the
     caller's business. Nothing on the host changes (C(changed) is always false).
@@ -153,9 +154,12 @@ import subprocess
 import time
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.ethtool_stats import parse_ethtool_stats
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
+    SYSFS_IB,
     port_counter_deltas,
+    read_attr,
     read_port_counters,
 )
 
@@ -422,6 +426,21 @@ def _reap(job, killed=False):
     return _outcome(job["test"], rc, *texts, killed=killed)
 
 
+def _counters(module, ports):
+    """Port counters, hw_counters and, for a RoCE port's netdev, the pause/PFC counters
+    of ethtool -S (when ethtool is there)."""
+    root = module.params["sysfs_root"]
+    values = read_port_counters(root, ports)
+    ethtool = module.get_bin_path("ethtool")
+    for device, port in ports:
+        netdev = read_attr(os.path.join(root, SYSFS_IB, device, "ports", port, "gid_attrs/ndevs/0"))
+        if ethtool and netdev:
+            rc, out, _ = module.run_command([ethtool, "-S", netdev])
+            if rc == 0:
+                values[(device, port)].update(parse_ethtool_stats(out))
+    return values
+
+
 def schedule(module, tests, state_dir):
     """Run this host's sides of every round, in round order (see DOCUMENTATION)."""
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
@@ -433,7 +452,7 @@ def schedule(module, tests, state_dir):
     for number in sorted({t["round"] for t in tests}):
         mine = [t for t in tests if t["round"] == number]
         ports = sorted({_side_port(t["argv"]) for t in mine if _side_port(t["argv"])[0]})
-        before = read_port_counters(module.params["sysfs_root"], ports)
+        before = _counters(module, ports)
         planned = start + number * slot
         servers = [
             _spawn(dict(t, timeout=2 * window + longest + grace), state_dir, f"server-{t['port']}")
@@ -472,7 +491,7 @@ def schedule(module, tests, state_dir):
                     + (f" ({outcome['error']})" if outcome["result"]["errors"] else "")
                 )
             results[job["test"]["id"]] = outcome
-        deltas = port_counter_deltas(before, read_port_counters(module.params["sysfs_root"], ports))
+        deltas = port_counter_deltas(before, _counters(module, ports))
         for test in mine:
             results[test["id"]]["deltas"] = deltas.get(_side_port(test["argv"]), {})
     return [
