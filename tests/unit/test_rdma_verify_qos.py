@@ -27,6 +27,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
 )
 from role_play import recap
 from sysfs_tree import add_cx6dx_roce
+from test_rdma_verify import info, roce_port
 from test_roce_qos import IF, STANDIN, dcb_outputs, load, mlnx_qos_standin_env, runner
 
 POLICY = policy_or_raise({})
@@ -373,21 +374,8 @@ REPORT_PLAY = """\
 
 
 def canned_health(octet):
-    port = {
-        "device": "rxe0",
-        "port": 1,
-        "state": "ACTIVE",
-        "phys_state": "LinkUp",
-        "rate_gbps": 10.0,
-        "link_layer": "Ethernet",
-        "netdev": "eth1",
-        "netdev_mtu": 1500,
-        "active_mtu": 1024,
-        "roce_v2_gid": {"index": 1, "ipv4": f"192.0.2.{octet}"},
-        "counters": None,
-    }
-    info = {"ports": [port], "perftest_version": "6.06", "problems": [], "boot_id": str(octet)}
-    return rv.host_health(info, {"active_mtu": 1024, "counter_max": {}})
+    report_info = dict(info(roce_port(octet)), boot_id=str(octet))
+    return rv.host_health(report_info, {"active_mtu": 1024, "counter_max": {}})
 
 
 def test_report_shows_the_check_failed_and_not_checked(run_cli, tmp_path):

@@ -27,18 +27,6 @@ PLAYS = {
   roles:
     - role: rdma_verify
 """,
-    # Only the report tasks, fed canned results.
-    "report.yml": """\
-- name: Render an rdma_verify report
-  hosts: localhost
-  connection: local
-  gather_facts: false
-  tasks:
-    - name: Run the report tasks of rdma_verify
-      ansible.builtin.include_role:
-        name: rdma_verify
-        tasks_from: report.yml
-""",
     # The whole role on every host of the inventory, each one this machine.
     "hosts.yml": """\
 - name: Apply rdma_verify to hosts that are all this machine
