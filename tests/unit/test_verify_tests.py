@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import pair_rounds
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
@@ -412,3 +413,21 @@ def test_retest_rounds_start_at_zero():
         {"server": "a", "client": "b", "rail": "r", "round": 0},
         {"server": "c", "client": "d", "rail": "r", "round": 1},
     ]
+
+
+def test_report_lists_unreachable_hosts_and_per_rail_matrices():
+    names, health = fabric_of(3, rails=2)
+    expect = vt.fabric(health)["rails"]
+    main = run_phase("main", vt.all_pairs(names), health, lambda t: False, expect)
+    doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=[*names, "lab4"])
+    summary = doc["summary"]
+    assert summary["unreachable"] == ["lab4"] and summary["passed"] is False
+    assert summary["tests"] == 6 and summary["tests_passed"] == 6
+    [row] = [c for c in doc["checks"] if c["host"] == "lab4"]
+    assert row["check"] == "reachable" and not row["ok"]
+    assert doc["hosts"]["lab4"] == {"unreachable": True, "rails": []}
+    assert list(doc["matrix"]) == ["mlx5_0", "mlx5_1"]
+    cell = doc["matrix"]["mlx5_1"]["rows"][0][1]
+    assert cell["passed"] and cell["gbps"] > 0 and not cell["flaky"]
+    doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=names)
+    assert doc["summary"]["passed"] is True
