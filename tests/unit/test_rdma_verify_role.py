@@ -107,7 +107,8 @@ def build_host(root, number, faults, mapping):
     boot.write_text(f"00000000-0000-0000-0000-00000000000{number}\n")
 
 
-def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(run_cli, tmp_path):
+@pytest.mark.parametrize("run_async", [False, True], ids=["synchronous", "async"])
+def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(run_cli, tmp_path, run_async):
     """Three hosts (each this machine, with its own sysfs tree and boot id) and the
     perftest stand-in: lab3's rail1 sends slowly (a throttled egress), lab2's rail0
     fails its first test once (a flap).
@@ -140,6 +141,7 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(run_cli, tmp_p
         "rdma_verify_min_gbps": 0.005,
         "rdma_verify_duration": 1,
         "rdma_verify_listen_timeout": 10,
+        "rdma_verify_async": run_async,
         "rdma_rails": [
             {"name": "rail0", "netdev": "ens0", "subnet": "10.0.0.0/24"},
             {"name": "rail1", "netdev": "ens1", "subnet": "10.0.1.0/24"},
@@ -205,3 +207,5 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(run_cli, tmp_p
     assert int(junit.find("testsuite[@name='perftest']").get("failures")) == len(failed_records)
     assert "FLAKY main bw lab1 <- lab2 rail rail0" in output
     assert "isolate lab3 rail rail1 (mlx5_31): fails as sender" in output
+    ran = "Start this host's tests round by round, async" if run_async else "Run this host's"
+    assert f"TASK [rdma_verify : {ran}" in output

@@ -12,13 +12,15 @@ from __future__ import annotations
 import json
 import os
 
+from ansible import context
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
 
 HEALTH_VAR = "__rdma_verify_health"
-OUTCOME_VAR = "__rdma_verify_done"
+# The schedule's result: the synchronous call's, or the async job's once finished.
+OUTCOME_VARS = ("__rdma_verify_sync", "__rdma_verify_waited")
 STEPS = ("fabric", "plan", "judge", "report")
 
 
@@ -49,6 +51,18 @@ def _write(run_dir, name, data):
     with open(path + ".tmp", "w", encoding="utf-8") as handle:
         json.dump(data, handle)
     os.replace(path + ".tmp", path)
+
+
+def _use_async(mode, count):
+    """auto: async only when the play has more hosts than forks (then a synchronous call
+    would leave hosts waiting for a fork while their peers wait for them). Mitogen's
+    async ran no module in the Soft-RoCE lab: keep forks >= hosts there."""
+    mode = str(mode).lower()
+    if mode in ("true", "false"):
+        return mode == "true"
+    if mode != "auto":
+        raise ValueError(f"rdma_verify_async must be auto, true or false; got {mode!r}")
+    return count > int(context.CLIARGS.get("forks") or 5)
 
 
 class ActionModule(ActionBase):
@@ -98,7 +112,11 @@ class ActionModule(ActionBase):
                 window = int(options.get("listen_timeout", 30))
                 slot = 2 * window + int(options.get("timeout", 60)) + 10
                 last = max((s["round"] for s in sides), default=-1)
-                result.update(sides=sides, deadline=(last + 1) * slot + window + 120)
+                result.update(
+                    sides=sides,
+                    deadline=(last + 1) * slot + window + 120,
+                    use_async=_use_async(args.get("run_async", "auto"), len(hosts)),
+                )
             elif step == "judge":
                 result.update(self._judge(args, task_vars, hosts))
             else:
@@ -132,9 +150,10 @@ class ActionModule(ActionBase):
     def _outcomes(self, task_vars, hosts):
         outcomes = {}
         for host in hosts:
-            done = _host_var(task_vars, host, OUTCOME_VAR) or {}
-            for outcome in done.get("tests") or []:
-                outcomes[outcome["id"]] = _plain(outcome)
+            for name in OUTCOME_VARS:
+                done = _host_var(task_vars, host, name) or {}
+                for outcome in done.get("tests") or []:
+                    outcomes[outcome["id"]] = _plain(outcome)
         return outcomes
 
     def _judge(self, args, task_vars, hosts):

@@ -62,6 +62,12 @@ options:
     description: The expectation per rail (C(rails) of the fabric step).
     type: dict
     default: {}
+  run_async:
+    description:
+      - For C(step=plan), run the schedule as an async task - auto (when the play has
+        more hosts than forks), true or false.
+    type: raw
+    default: auto
   expected_rate_gbps:
     description: For C(step=fabric), the rate every port must have (0 - the rail's majority).
     type: float
@@ -118,6 +124,10 @@ deadline:
   description: For C(step=plan), seconds the schedule may take at most (for C(async)).
   returned: step=plan
   type: int
+use_async:
+  description: For C(step=plan), whether to run the schedule as an async task.
+  returned: step=plan
+  type: bool
 next:
   description: For C(step=judge), the next phase's tests.
   returned: step=judge
