@@ -3,13 +3,19 @@
 
 1. pair_rounds for 4,096 hosts: the full schedule (4,095 rounds, 8,386,560 pairs) and
    the quick one, wall time of the filter's Python.
-2. Orchestration overhead in the Soft-RoCE lab: verify wall time / (rounds x per-test
+2. The controller's work of a whole verify run, no traffic (what the verify_step action
+   does): 32 hosts x 8 rails, full mode (31 rounds, 3,968 tests): the fabric step, each
+   host's own plan, judging every outcome, the retest and isolation plans and the
+   report document. Then the quick-mode plan of 4,096 hosts x 8 rails. The role adds a
+   fixed number of Ansible tasks per phase (plan, run, wait, judge), not per round.
+3. Orchestration overhead in the Soft-RoCE lab: verify wall time / (rounds x per-test
    duration), from the PLAYBOOK RECAP of a playbooks/verify.yml run and the report it
    wrote. Give --run to run playbooks/verify.yml against the lab (it must be up, with
    Soft-RoCE links: make lab-up and one site.yml run); without it the latest report's
    numbers are used with --wall SECONDS.
 
     python tests/bench/bench_verify.py [--hosts 4096] [--run | --wall SECONDS]
+    (make bench; make bench BENCH_ARGS=--run with the lab up)
 """
 
 from __future__ import annotations
@@ -26,6 +32,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "collections"))
 
+from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
+    rdma_verify,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
+    verify_tests as vt,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import (  # noqa: E402
     pair_rounds,
 )
@@ -42,6 +54,84 @@ def bench_schedule(count: int) -> None:
             f"pair_rounds({count} hosts, mode={mode}): {len(rounds)} rounds, {pairs} pairs, "
             f"{elapsed:.2f} s"
         )
+
+
+def _healths(count, rails):
+    def rail(k, n):
+        return {
+            "rail": f"mlx5_{k}",
+            "device": f"mlx5_{k}",
+            "port": 1,
+            "rate": {"gbps": 400.0, "width": "4X", "speed": "NDR", "usable_gbps": 400.0},
+            "gid_index": 3,
+            "address": f"10.{k}.{n // 250}.{n % 250 + 1}",
+            "missing": None,
+        }
+
+    return {
+        f"node{n:05d}": {
+            "checks": [],
+            "perftest_version": "6.06",
+            "boot_id": str(n),
+            "rails": [rail(k, n) for k in range(rails)],
+        }
+        for n in range(count)
+    }
+
+
+OPTIONS = {
+    "kind": "bw",
+    "binary": "ib_write_bw",
+    "args": ["-s", 65536, "-D", 5],
+    "duration": 5,
+    "timeout": 35,
+    "base_port": 18515,
+    "port_span": 1000,
+    "listen_timeout": 30,
+    "min_fraction": 0.9,
+}
+
+
+def bench_controller(count: int = 32, rails: int = 8, big: int = 4096) -> None:
+    health = _healths(count, rails)
+    hosts = list(health)
+    start, cpu = time.perf_counter(), time.process_time()
+    fabric = vt.fabric(health)
+    sides = sum(
+        len(
+            vt.host_sides(
+                h, vt.plan("main", vt.host_pairs(hosts, h), health, OPTIONS, fabric["rails"])
+            )
+        )
+        for h in hosts
+    )
+    tests = vt.plan("main", vt.all_pairs(hosts), health, OPTIONS, fabric["rails"])
+    row = {"bytes": 65536, "iterations": 1000, "bw_average_gbps": 390.0}
+    outcomes = {
+        f"{t['id']}/{side}": {"error": None, "result": {"ok": True, "rows": [row]}}
+        for t in tests
+        for side in ("server", "client")
+    }
+    records = vt.judge(tests, outcomes, 5)
+    vt.retest_pairs(records)
+    isolate = vt.isolation(records, health, OPTIONS)
+    rdma_verify.report(health, records, dict(isolate, verdicts={}), {}, "now", fabric=fabric)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(
+        f"controller work of a verify run, {count} hosts x {rails} rails, full mode, no "
+        f"traffic: {len({t['round'] for t in tests})} rounds, {len(tests)} tests, {sides} "
+        f"sides: {elapsed:.2f} s ({cpu:.2f} s CPU)"
+    )
+    health = _healths(big, rails)
+    hosts = list(health)
+    start, cpu = time.perf_counter(), time.process_time()
+    fabric = vt.fabric(health)
+    tests = vt.plan("main", vt.all_pairs(hosts, "quick", 2), health, OPTIONS, fabric["rails"])
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(
+        f"quick-mode plan, {big} hosts x {rails} rails: {len(tests)} tests (fabric checks "
+        f"included): {elapsed:.2f} s ({cpu:.2f} s CPU)"
+    )
 
 
 def bench_lab(run: bool, wall: float | None) -> None:
@@ -83,7 +173,9 @@ def main() -> int:
     parser.add_argument("--wall", type=float)
     args = parser.parse_args()
     bench_schedule(args.hosts)
-    bench_lab(args.run, args.wall)
+    bench_controller()
+    if args.run or args.wall:
+        bench_lab(args.run, args.wall)
     return 0
 
 

@@ -255,3 +255,26 @@ def test_version():
 
 def test_filter_is_the_parser():
     assert FilterModule().filters()["perftest_parse"] is parse_perftest
+
+
+def test_parser_exit_keeps_perftests_own_reason():
+    """perftest prints "Parser function exited with Error" after its parser's message;
+    the message is what the report needs (the line before it is kept, whatever it says)."""
+    text = (
+        "ib_write_bw: unrecognized option '--use_cuda=0'\n"
+        " Invalid Command or flag.\n"
+        " Please check command line and run again.\n\n"
+        " Parser function exited with Error\n"
+    )
+    result = parse_perftest(text)
+    assert result["errors"] == [
+        "ib_write_bw: unrecognized option '--use_cuda=0'",
+        "Invalid Command or flag.",
+        "Please check command line and run again.",
+        "Parser function exited with Error",
+    ]
+    assert result["error"].startswith("ib_write_bw: unrecognized option '--use_cuda=0'")
+    result = parse_perftest(
+        " Message size 7 is not a multiple\n Parser function exited with Error\n"
+    )
+    assert result["errors"][0] == "Message size 7 is not a multiple"

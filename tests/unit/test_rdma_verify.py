@@ -1,15 +1,11 @@
-"""The rdma_verify logic (module_utils/rdma_verify.py): health, plan, judge, isolation."""
+"""The rdma_verify health logic (module_utils/rdma_verify.py): per-host checks and rails.
+Planning, judging and isolation: test_verify_tests.py."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
-from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import pair_rounds
-from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
 
-FIXTURES = Path(__file__).parent / "fixtures" / "perftest"
 EXPECT = {
     "devices": [],
     "link_layer": "",
@@ -18,19 +14,6 @@ EXPECT = {
     "active_mtu": 1024,
     "counter_max": {"symbol_error": 10},
     "address": "mgmt",
-}
-OPTIONS = {
-    "kind": "bw",
-    "binary": "ib_write_bw",
-    "args": ["-s", 65536, "-q", 1, "-D", 3],
-    "duration": 3,
-    "timeout": 33,
-    "base_port": 18515,
-    "port_span": 1000,
-    "listen_timeout": 30,
-    "min_gbps": 0,
-    "min_fraction": 0.9,
-    "bidirectional": False,
 }
 
 
@@ -66,13 +49,22 @@ def test_healthy_roce_host():
     assert failed(health["checks"]) == set()
     [rail] = health["rails"]
     assert rail == {
+        "rail": "rxe0",
         "device": "rxe0",
         "port": 1,
         "link_layer": "Ethernet",
         "rate_gbps": 10.0,
+        "rate": None,
+        "netdev": "eth1",
         "gid_index": 1,
         "address": "192.0.2.11",
         "active": True,
+        "missing": None,
+        "pci": None,
+        "local_cpulist": None,
+        "numa_node": None,
+        "cuda": None,
+        "cuda_error": None,
     }
 
 
@@ -115,131 +107,85 @@ def test_infiniband_port_needs_a_subnet_manager():
     assert health["rails"][0]["address"] == "mgmt"
 
 
-def test_perftest_versions_must_agree():
-    healths = {"a": {"perftest_version": "6.06"}, "b": {"perftest_version": "4.5"}}
-    [check] = rv.fabric_checks(healths)
-    assert not check["ok"] and check["detail"] == "4.5: b; 6.06: a"
+def rate_port(device, rate, **over):
+    return roce_port(11, device=device, rate=rate, rate_gbps=float(rate.split()[0]), **over)
 
 
-def healthy(*hosts):
-    return {h: rv.host_health(info(roce_port(10 + i)), EXPECT) for i, h in enumerate(hosts, 1)}
-
-
-def test_plan_same_options_both_sides_and_distinct_ports():
-    health = healthy("a", "b", "c", "d")
-    rounds = rv.plan(pair_rounds(list(health)), health, OPTIONS)
-    tests = [t for r in rounds for t in r]
-    assert len(tests) == 6 and all(t["runnable"] for t in tests)
-    assert len({t["port"] for t in tests}) == 6
-    test = tests[0]
-    server, client = test["server_test"]["argv"], test["client_test"]["argv"]
-    assert client[:-1] == server and client[-1] == "192.0.2.1" + str(
-        list(health).index(test["server"]) + 1
-    )
-    assert server[:9] == ["ib_write_bw", "-d", "rxe0", "-i", "1", "-x", "1", "-F", "--report_gbits"]
-    assert "-p" in server and server[server.index("-p") + 1] == str(test["port"])
-    assert test["server_test"]["timeout"] > test["client_test"]["timeout"]
-
-
-def test_plan_expected_rate():
-    health = healthy("a", "b")
-    [[test]] = rv.plan([[["a", "b"]]], health, OPTIONS)
-    assert test["expected_gbps"] == 9.0
-    [[test]] = rv.plan([[["a", "b"]]], health, dict(OPTIONS, bidirectional=True))
-    assert test["expected_gbps"] == 18.0
-    [[test]] = rv.plan([[["a", "b"]]], health, dict(OPTIONS, min_gbps=0.005))
-    assert test["expected_gbps"] == 0.005
-
-
-def test_plan_rail_missing_is_an_error_not_a_run():
-    health = healthy("a", "b")
-    health["b"]["rails"] = []
-    [[test]] = rv.plan([[["a", "b"]]], health, OPTIONS)
-    assert not test["runnable"] and test["error"] == "b: no RDMA port for rail 0"
-
-
-def outcome(test_id, name, rc=0):
-    text = (FIXTURES / f"{name}.txt").read_text()
-    result = parse_perftest(text)
-    return {"id": test_id, "rc": rc, "error": result["error"], "stdout": text, "result": result}
-
-
-def test_judge_pass_fail_and_clock_estimate():
-    health = healthy("a", "b", "c")
-    rounds = rv.plan(pair_rounds(["a", "b", "c"]), health, dict(OPTIONS, min_gbps=0.005))
-    ids = [t["id"] for r in rounds for t in r]
-    outcomes = [
-        outcome(f"{ids[0]}/client", "ib_write_bw_rxe_lab_gbits_D3_client"),
-        outcome(f"{ids[0]}/server", "ib_write_bw_rxe_lab_gbits_D3_server"),
-        outcome(f"{ids[1]}/client", "ib_write_bw_rxe_lab_error_port_down_client", rc=1),
-        dict(
-            outcome(f"{ids[1]}/server", "ib_write_bw_rxe_lab_error_no_server_client"),
-            error="killed: still running 10 s after its client finished",
-        ),
-        outcome(f"{ids[2]}/client", "ib_write_bw_rxe_lab_clock_error_client"),
+def test_rails_without_a_plan_are_device_names_in_natural_order():
+    ports = [rate_port(f"mlx5_{n}", "400 Gb/sec (4X NDR)") for n in (0, 10, 11, 2, 3)]
+    health = rv.host_health(info(*ports), EXPECT)
+    assert [r["rail"] for r in health["rails"]] == [
+        "mlx5_0",
+        "mlx5_2",
+        "mlx5_3",
+        "mlx5_10",
+        "mlx5_11",
     ]
-    records = {r["id"]: r for r in rv.judge(rounds, outcomes)}
-    good, down, clock = (records[i] for i in ids)
-    assert good["passed"] and good["measured_gbps"] > 0.005 and good["error"] is None
-    assert not down["passed"] and down["error"].startswith(
-        f"client {down['client']}: Port number 1 state is Down; Couldn't set the link layer"
-    )
-    assert f"server {down['server']}: killed" in down["error"]
-    # 235 iterations x 65536 bytes x 8 bits / 3 s
-    assert clock["measured_gbps"] == pytest.approx(235 * 65536 * 8 / 3 / 1e9, abs=1e-6)
-    assert clock["passed"] and "could not calibrate" in clock["note"]
+    assert health["rails"][0]["rate"] == {
+        "gbps": 400.0,
+        "width": "4X",
+        "speed": "NDR",
+        "usable_gbps": 400.0,
+    }
 
 
-def test_judge_below_threshold_and_missing_results():
-    health = healthy("a", "b")
-    rounds = rv.plan([[["a", "b"]]], health, dict(OPTIONS, min_gbps=5))
-    test_id = rounds[0][0]["id"]
-    [record] = rv.judge(
-        rounds, [outcome(f"{test_id}/client", "ib_write_bw_rxe_lab_gbits_D3_client")]
-    )
-    assert not record["passed"] and "below the expected 5.0 Gb/s" in record["error"]
-    [record] = rv.judge(rounds, [])
-    assert record["error"] == "client b: no result (host failed?)"
+@pytest.mark.parametrize(
+    ("value", "chosen"),
+    [
+        ("mlx5_0,mlx5_1", ["mlx5_0", "mlx5_1"]),
+        ("mlx5_1 mlx5_10", ["mlx5_1", "mlx5_10"]),
+        (["mlx5_10"], ["mlx5_10"]),
+        ([], ["mlx5_0", "mlx5_1", "mlx5_10"]),
+    ],
+)
+def test_devices_string_is_split_at_commas_not_into_characters(value, chosen):
+    ports = [roce_port(11, device=d) for d in ("mlx5_0", "mlx5_1", "mlx5_10")]
+    health = rv.host_health(info(*ports), dict(EXPECT, devices=value))
+    assert [r["device"] for r in health["rails"]] == chosen
 
 
-def record(server, client, passed, phase="main"):
-    return {"server": server, "client": client, "passed": passed, "phase": phase, "kind": "bw"}
+def test_devices_of_another_type_are_refused_naming_the_variable():
+    with pytest.raises(ValueError, match="rdma_verify_devices must be a list"):
+        rv.host_health(info(roce_port(11)), dict(EXPECT, devices={"mlx5_0": 1}))
 
 
-def test_isolation_names_the_bad_host_not_its_peers():
-    health = healthy("a", "b", "c", "d")
-    records = [
-        record("a", "b", True),
-        record("c", "d", False),
-        record("a", "c", False),
-        record("b", "d", True),
+def plan_device(name, netdev, pci):
+    return {
+        "name": name,
+        "pci_address": pci,
+        "node_guid": None,
+        "ports": [{"port": 1, "link_layer": "Ethernet", "netdev": netdev}],
+    }
+
+
+RAILS = [
+    {"name": "rail0", "device": "mlx5_0", "subnet": "10.0.0.0/24"},
+    {"name": "rail1", "netdev": "ens2np0", "subnet": "10.0.1.0/24"},
+    {"name": "rail2", "device": "mlx5_2", "subnet": "10.0.2.0/24"},
+]
+
+
+def test_rails_from_the_plan_by_name_and_a_missing_device_on_its_own_rail():
+    ports = [
+        roce_port(11, device="mlx5_0", netdev="ens1np0"),
+        roce_port(11, device="mlx5_5", netdev="ens2np0"),
     ]
-    iso = rv.isolation(records, health)
-    assert iso["suspects"] == ["c"] and iso["good"] == ["a", "b", "d"]
-    assert iso["rounds"] == [[["c", "a"]]]
-    verdicts = rv.verdicts(iso, records + [record("c", "a", False, "isolate")])
-    assert verdicts["c"]["bad"] is True and "known-good a" in verdicts["c"]["verdict"]
-    verdicts = rv.verdicts(iso, records + [record("c", "a", True, "isolate")])
-    assert verdicts["c"]["bad"] is False
-
-
-def test_isolation_without_a_good_host_is_undetermined():
-    health = healthy("a", "b")
-    iso = rv.isolation([record("a", "b", False)], health)
-    assert iso["rounds"] == [] and iso["suspects"] == ["a", "b"]
-    assert rv.verdicts(iso, [])["a"]["bad"] is None
-
-
-def test_report_summary_and_matrix():
-    health = healthy("a", "b", "c")
-    records = [
-        dict(record("a", "b", True), measured_gbps=0.08, expected_gbps=0.005),
-        dict(record("a", "c", False), measured_gbps=None, expected_gbps=0.005),
+    devices = [
+        plan_device("mlx5_0", "ens1np0", "0000:17:00.0"),
+        plan_device("mlx5_5", "ens2np0", "0000:3b:00.0"),
     ]
-    iso = rv.isolation(records, health)
-    doc = rv.report(health, records, iso, {"mode": "full"}, "20260101T000000Z")
-    assert doc["summary"]["tests_failed"] == 1 and doc["summary"]["passed"] is False
-    assert doc["matrix"]["hosts"] == ["a", "b", "c"]
-    ab = doc["matrix"]["rows"][0][1]
-    assert ab["gbps"] == 0.08 and ab["passed"] and ab["ratio"] == 16.0
-    assert doc["matrix"]["rows"][0][0] is None and doc["matrix"]["rows"][1][2] is None
+    expect = dict(EXPECT, rails=RAILS, rail_vars={"rdma_rail_host_index": 3})
+    health = rv.host_health(dict(info(*ports), devices=devices), expect, "lab3")
+    rails = {r["rail"]: r for r in health["rails"]}
+    assert [r["rail"] for r in health["rails"]] == ["rail0", "rail1", "rail2"]
+    assert rails["rail1"]["device"] == "mlx5_5"  # bound by netdev, whatever its device name
+    assert rails["rail2"]["device"] is None
+    assert "lab3: rail rail2: no RDMA device with device mlx5_2" in rails["rail2"]["missing"]
+    assert ("rail rail2", None) in failed(health["checks"])
+
+
+def test_an_unusable_rail_plan_is_a_failed_check_naming_the_host():
+    expect = dict(EXPECT, rails=RAILS, rail_vars={})
+    health = rv.host_health(info(roce_port(11)), expect, "lab3")
+    [check] = [c for c in health["checks"] if c["check"] == "rail plan"]
+    assert not check["ok"] and "lab3: no address on rail rail0" in check["detail"]

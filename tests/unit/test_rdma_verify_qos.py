@@ -15,6 +15,7 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
+import yaml
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
 from ansible_collections.rdma.fabric.plugins.module_utils.mlnx_qos import parse_mlnx_qos
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import policy_or_raise
@@ -26,7 +27,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
 )
 from role_play import recap
 from sysfs_tree import add_cx6dx_roce
-from test_rdma_verify_role import PLAYS, health, pair
+from test_rdma_verify import info, roce_port
 from test_roce_qos import IF, STANDIN, dcb_outputs, load, mlnx_qos_standin_env, runner
 
 POLICY = policy_or_raise({})
@@ -325,8 +326,9 @@ PLAY = """\
   hosts: localhost
   connection: local
   gather_facts: false
+  vars:
+    rdma_verify_sysfs_root: "{root}"
   module_defaults:
-    rdma.fabric.rdma_health_info: {{sysfs_root: "{root}"}}
     rdma.fabric.roce_qos: {{sysfs_root: "{root}"}}
   roles:
     - role: rdma_verify
@@ -360,24 +362,41 @@ def test_role_reports_the_reset_pfc_in_check_mode(run_cli, reset_port, tmp_path)
     assert "check localhost RoCE QoS" not in output, output
 
 
+REPORT_PLAY = """\
+- name: Render an rdma_verify report from each host's canned health
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Run the report tasks of rdma_verify
+      ansible.builtin.include_role:
+        name: rdma_verify
+        tasks_from: report.yml
+"""
+
+
+def canned_health(octet):
+    report_info = dict(info(roce_port(octet)), boot_id=str(octet))
+    return rv.host_health(report_info, {"active_mtu": 1024, "counter_max": {}})
+
+
 def test_report_shows_the_check_failed_and_not_checked(run_cli, tmp_path):
     """report.yml of the role renders the RoCE QoS check like every health check: a
     failure with its difference, and a lab host's "not checked" (junit: skipped)."""
-    healths = {"lab1": health(11), "lab2": health(12)}
+    healths = {"lab1": canned_health(11), "lab2": canned_health(12)}
     reset = rv.qos_check(gathered(entry(IF, dcb(pfc="dcb_pfc_off.json"))), {})
     lab = rv.qos_check(gathered(entry("eth1", reason=NO_DCB)), {}, require_hw=False)
     healths["lab1"]["checks"].append(reset)
     healths["lab2"]["checks"].append(lab)
     playbook = tmp_path / "report.yml"
-    playbook.write_text(PLAYS["report.yml"])
-    reports = tmp_path / "reports"
-    extra = {
-        "__rdma_verify_health_all": healths,
-        "__rdma_verify_records": [pair("lab1", "lab2", True)],
-        "__rdma_verify_isolation": {},
-        "rdma_verify_report_dir": str(reports),
+    playbook.write_text(REPORT_PLAY)
+    inventory = tmp_path / "hosts.yml"
+    hosts = {
+        h: {"ansible_connection": "local", "__rdma_verify_health": v} for h, v in healths.items()
     }
-    proc = run_cli("ansible-playbook", "-i", "localhost,", str(playbook), "-e", json.dumps(extra))
+    inventory.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    reports = tmp_path / "reports"
+    extra = {"rdma_verify_report_dir": str(reports), "__rdma_verify_stamp": "20260101T000000Z"}
+    proc = run_cli("ansible-playbook", "-i", str(inventory), str(playbook), "-e", json.dumps(extra))
     output = proc.stdout + proc.stderr
     assert proc.returncode == 2, output
     assert f"FAIL check lab1 RoCE QoS: {PFC_RESET}" in output

@@ -1,19 +1,21 @@
-"""rdma_verify on localhost: input validation, and the report rendered by the role's
-own tasks (tasks/report.yml) from canned results: results.json, report.md (failures
-first), report.html (self-contained heat-map), junit.xml, the latest link, the summary
-and a failing exit after the report is written. Check mode: health checks only, no
-traffic, no report, no failure.
+"""rdma_verify on this machine: input validation, two names of one machine refused,
+and a whole run on three hosts (each this machine with a sysfs tree of its own) with
+the perftest stand-in: rails by name, the async schedule, retest, isolation, report.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import os
+import sys
+import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
-from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
-from role_play import recap
+import sysfs_tree as st
+
+STANDIN = Path(__file__).resolve().parents[1] / "standins" / "perftest_standin.py"
 
 PLAYS = {
     # The whole role, as playbooks/verify.yml applies it (tags reach its tasks).
@@ -24,18 +26,6 @@ PLAYS = {
   gather_facts: false
   roles:
     - role: rdma_verify
-""",
-    # Only the report tasks, fed canned results.
-    "report.yml": """\
-- name: Render an rdma_verify report
-  hosts: localhost
-  connection: local
-  gather_facts: false
-  tasks:
-    - name: Run the report tasks of rdma_verify
-      ansible.builtin.include_role:
-        name: rdma_verify
-        tasks_from: report.yml
 """,
     # The whole role on every host of the inventory, each one this machine.
     "hosts.yml": """\
@@ -49,46 +39,6 @@ PLAYS = {
 }
 
 
-def health(octet, up=True):
-    port = {
-        "device": "rxe0",
-        "port": 1,
-        "state": "ACTIVE" if up else "DOWN",
-        "phys_state": "LinkUp" if up else "Disabled",
-        "rate_gbps": 10.0,
-        "link_layer": "Ethernet",
-        "netdev": "eth1",
-        "netdev_mtu": 1500,
-        "active_mtu": 1024,
-        "roce_v2_gid": {"index": 1, "ipv4": f"192.0.2.{octet}"},
-        "counters": None,
-    }
-    info = {"ports": [port], "perftest_version": "6.06", "problems": []}
-    expect = {"active_mtu": 1024, "counter_max": {}}
-    return rv.host_health(info, expect)
-
-
-def pair(server, client, passed, phase="main", gbps=0.08):
-    return {
-        "id": f"{phase}-{server}-{client}",
-        "phase": phase,
-        "kind": "bw",
-        "round": 0,
-        "server": server,
-        "client": client,
-        "rail": 0,
-        "port": 18515,
-        "server_device": "rxe0",
-        "client_device": "rxe0",
-        "expected_gbps": 0.005,
-        "max_latency_us": None,
-        "measured_gbps": gbps if passed else None,
-        "latency_us": None,
-        "passed": passed,
-        "error": None if passed else "client lab3: Port number 1 state is Down <&> | pipe",
-    }
-
-
 @pytest.fixture
 def run_role(run_cli, tmp_path):
     def run(tasks, extra, *args):
@@ -100,67 +50,6 @@ def run_role(run_cli, tmp_path):
         return proc, proc.stdout + proc.stderr
 
     return run
-
-
-def test_report_from_canned_results(run_role, tmp_path):
-    healths = {"lab1": health(11), "lab2": health(12), "lab3": health(13, up=False)}
-    records = [
-        pair("lab1", "lab2", True),
-        pair("lab1", "lab3", False),
-        pair("lab2", "lab3", False),
-    ]
-    isolation = rv.isolation(records, healths)
-    records.append(pair("lab3", "lab1", False, phase="isolate"))
-    reports = tmp_path / "reports"
-    proc, output = run_role(
-        "report.yml",
-        {
-            "__rdma_verify_health_all": healths,
-            "__rdma_verify_records": records,
-            "__rdma_verify_isolation": isolation,
-            "rdma_verify_report_dir": str(reports),
-        },
-    )
-    assert proc.returncode == 2, output
-    assert "RDMA verification FAILED" in output and "bad host(s): lab3" in output
-    assert "isolate lab3: bad host: failed again against known-good lab1" in output
-    latest = reports / "latest"
-    assert latest.is_symlink() and (latest / "results.json").is_file()
-
-    results = json.loads((latest / "results.json").read_text())
-    assert results["summary"]["bad_hosts"] == ["lab3"]
-    assert results["summary"]["tests_failed"] == 3 and results["summary"]["checks_failed"] == 1
-
-    markdown = (latest / "report.md").read_text()
-    assert markdown.index("## Failures") < markdown.index("## Tests")
-    assert "| check port state | lab3 rxe0/1 | DOWN/Disabled |" in markdown
-    assert "pipe" in markdown and "\\| pipe" in markdown
-
-    html = (latest / "report.html").read_text()
-    assert 'class="heat"' in html and "&lt;&amp;&gt;" in html
-    assert "http://" not in html and "https://" not in html and "<script" not in html
-    assert html.count('<td class="self">') == 3
-
-    junit = ET.parse(latest / "junit.xml").getroot()
-    assert junit.tag == "testsuites"
-    cases = junit.findall(".//testcase")
-    assert len(cases) == len(results["checks"]) + len(results["pairs"])
-    assert int(junit.get("failures")) == 4 == len(junit.findall(".//failure"))
-
-    # A second report gets its own directory; latest follows it.
-    proc, output = run_role(
-        "report.yml",
-        {
-            "__rdma_verify_health_all": {"lab1": health(11), "lab2": health(12)},
-            "__rdma_verify_records": [pair("lab1", "lab2", True)],
-            "__rdma_verify_isolation": {},
-            "rdma_verify_report_dir": str(reports),
-        },
-    )
-    assert proc.returncode == 0, output
-    assert "RDMA verification PASSED" in output
-    assert json.loads((latest / "results.json").read_text())["summary"]["passed"] is True
-    assert len([d for d in reports.iterdir() if d.name != "latest"]) in (1, 2)
 
 
 @pytest.mark.parametrize(
@@ -179,33 +68,144 @@ def test_bad_input_fails_before_any_test(run_role, extra, needle):
     assert "Gather the RDMA ports" not in output
 
 
-def test_check_mode_runs_health_only(run_role, tmp_path):
-    """This machine has no RDMA device: every health check fails and every planned test
-    would fail. Without --check the rounds run and the play fails after the report; with
-    --check --diff no round runs, no report is written, the play does not fail and says
-    what it did not run."""
+def test_two_names_of_one_machine_are_refused_naming_both(run_role, tmp_path):
+    """lab1, lab2 and localhost are all this machine (one boot id): the play stops after
+    the health checks, before any traffic, naming every name; in --check too."""
     reports = tmp_path / "reports"
     extra = {"rdma_verify_report_dir": str(reports)}
-    hosts = ("-i", "lab1,lab2,")  # with localhost: 3 hosts, 3 rounds of one pair
+    for args in (("--check", "--diff"), ()):
+        proc, output = run_role("hosts.yml", extra, "-i", "lab1,lab2,", *args)
+        assert proc.returncode == 2, output
+        assert "lab1 and lab2 and localhost are one machine (the same boot id" in output
+        assert "Plan this host's tests" not in output
+        assert not reports.exists()
 
-    proc, output = run_role("hosts.yml", extra, *hosts, "--check", "--diff")
-    assert proc.returncode == 0, output
-    assert "Gather the RDMA ports" in output
-    assert "check mode (full): 3 hosts as they are now, health checks only" in output
-    assert "check mode sends no RDMA traffic (3 ib_write_bw test(s) in 3 round(s)" in output
-    assert "FAIL check lab1 devices" in output
-    assert "report: none written in check mode" in output
-    assert "traffic.yml" not in output and "round.yml" not in output
-    assert "RDMA verification FAILED" not in output
-    assert "--- before" not in output
-    assert not reports.exists()
-    for host in ("localhost", "lab1", "lab2"):
-        counts = recap(output, host)
-        assert counts["changed"] == 0 and counts["failed"] == 0, (host, counts)
 
-    proc, output = run_role("hosts.yml", extra, *hosts)
+def build_host(root, number, faults, mapping):
+    """Host labN: two RoCE rails (netdevs ens0, ens1; device names unique to the host,
+    bound to rails by netdev), GIDs 127.0.N.1 and 127.0.N.2, its own boot id."""
+    for rail in (0, 1):
+        device = f"mlx5_{number}{rail}"
+        address = f"127.0.{number}.{rail + 1}"
+        st.add_cx6dx_roce(
+            root,
+            device,
+            pci=f"0000:{number}{rail}:00.0",
+            netdev=f"ens{rail}",
+            node_guid=f"946d:ae03:00c2:{number}{rail:03d}",
+            gids=st.roce_gids(f"0000:0000:0000:{number}{rail:03d}", address),
+            mtu=9000,
+            counters={"link_downed": 0, "symbol_error": 0, "port_rcv_errors": 0},
+        )
+        mapping[device] = {
+            "address": address,
+            "sysfs_root": str(root),
+            "faults": faults.get(rail, []),
+        }
+    boot = root / "proc/sys/kernel/random/boot_id"
+    boot.parent.mkdir(parents=True)
+    boot.write_text(f"00000000-0000-0000-0000-00000000000{number}\n")
+
+
+@pytest.mark.parametrize("run_async", [False, True], ids=["synchronous", "async"])
+def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(run_cli, tmp_path, run_async):
+    """Three hosts (each this machine, with its own sysfs tree and boot id) and the
+    perftest stand-in: lab3's rail1 sends slowly (a throttled egress), lab2's rail0
+    fails its first test once (a flap).
+    The role plans by rail name, runs every host's schedule as one async call, retests,
+    isolates per (host, rail) in both directions and writes the report."""
+    mapping = {}
+    faults = {1: {}, 2: {0: ["flap_once"]}, 3: {1: ["slow"]}}
+    inventory = ["[rdma_hosts]"]
+    for number in (1, 2, 3):
+        root = tmp_path / f"lab{number}"
+        build_host(root, number, faults[number], mapping)
+        inventory.append(
+            f"lab{number} ansible_connection=local rdma_verify_sysfs_root={root} "
+            f"rdma_rail_host_index={number}"
+        )
+    standin = tmp_path / "standin.json"
+    standin.write_text(json.dumps(mapping))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "ib_write_bw"
+    script.write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} "$@"\n')
+    script.chmod(0o755)
+    (tmp_path / "hosts.ini").write_text("\n".join(inventory) + "\n")
+    playbook = tmp_path / "verify.yml"
+    playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
+    reports = tmp_path / "reports"
+    extra = {
+        "rdma_verify_report_dir": str(reports),
+        "rdma_verify_check_qos": False,
+        "rdma_verify_min_gbps": 0.005,
+        "rdma_verify_duration": 1,
+        "rdma_verify_listen_timeout": 10,
+        "rdma_verify_async": run_async,
+        "rdma_rails": [
+            {"name": "rail0", "netdev": "ens0", "subnet": "10.0.0.0/24"},
+            {"name": "rail1", "netdev": "ens1", "subnet": "10.0.1.0/24"},
+        ],
+    }
+    start = time.monotonic()
+    proc = run_cli(
+        "ansible-playbook",
+        "-i",
+        str(tmp_path / "hosts.ini"),
+        str(playbook),
+        "-e",
+        json.dumps(extra),
+        env={
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "RDMA_PERFTEST_STANDIN": str(standin),
+        },
+        timeout=600,
+    )
+    output = proc.stdout + proc.stderr
+    print(f"role run with the stand-in: {time.monotonic() - start:.0f} s")
     assert proc.returncode == 2, output
-    assert len(re.findall(r"round\.yml for .+ \(item=round \d of 3\)", output)) == 3, output
-    assert "RDMA verification FAILED (full): 3 hosts" in output
-    assert "tests: 0 passed, 3 failed" in output
-    assert (reports / "latest" / "results.json").is_file()
+    assert (reports / "latest" / "results.json").is_file(), output[-6000:]
+    results = json.loads((reports / "latest" / "results.json").read_text())
+    summary = results["summary"]
+    assert summary["bad_rails"] == ["lab3 rail1"], (summary, results["isolation"])
+    assert summary["bad_hosts"] == ["lab3"]
+    verdict = results["isolation"]["verdicts"]["lab3 rail1"]["verdict"]
+    assert verdict == "lab3 rail rail1 (mlx5_31): fails as sender against 1 good peer (lab1)"
+    main = {
+        (p["server"], p["client"], p["rail"]): p for p in results["pairs"] if p["phase"] == "main"
+    }
+    assert len(main) == 6 and {p["rail"] for p in main.values()} == {"rail0", "rail1"}
+    assert main[("lab1", "lab2", "rail0")]["outcome"] == "flaky"
+    assert main[("lab1", "lab2", "rail0")]["server_device"] == "mlx5_10"
+    assert main[("lab1", "lab2", "rail0")]["client_device"] == "mlx5_20"
+    assert main[("lab2", "lab3", "rail1")]["outcome"] == "failed"
+    assert "0.001 Gb/s is below the expected 0.005 Gb/s" in main[("lab2", "lab3", "rail1")]["error"]
+    retests = [p for p in results["pairs"] if p["phase"] == "retest"]
+    assert {(p["server"], p["client"], p["rail"]) for p in retests} == {
+        ("lab1", "lab2", "rail0"),
+        ("lab2", "lab3", "rail1"),
+    }
+    assert summary["tests_flaky"] == 1 and summary["tests_failed"] == 1
+    ports = {}
+    for p in results["pairs"]:
+        if p["phase"] == "main":
+            ports.setdefault(p["server"], []).append(p["port"])
+    assert all(len(v) == len(set(v)) for v in ports.values()), ports
+    failed_checks = {(c["host"], c["check"]) for c in results["checks"] if not c["ok"]}
+    assert {check for _, check in failed_checks} <= {"tools"}, failed_checks
+
+    latest = reports / "latest"
+    markdown = (latest / "report.md").read_text()
+    assert "| lab3 | rail1 | lab3 rail rail1 (mlx5_31): fails as sender" in markdown
+    assert "flaky" in markdown and "## Rails" in markdown
+    html = (latest / "report.html").read_text()
+    assert html.count('class="heat"') == 2 and "Rail rail1" in html
+    assert "http://" not in html and "<script" not in html
+    junit = ET.parse(latest / "junit.xml").getroot()
+    failed_records = [p for p in results["pairs"] if p["outcome"] == "failed"]
+    assert {p["phase"] for p in failed_records} == {"main", "isolate"}
+    assert int(junit.find("testsuite[@name='perftest']").get("failures")) == len(failed_records)
+    assert "FLAKY main bw lab1 <- lab2 rail rail0" in output
+    assert "isolate lab3 rail rail1 (mlx5_31): fails as sender" in output
+    ran = "Start this host's tests round by round, async" if run_async else "Run this host's"
+    assert f"TASK [rdma_verify : {ran}" in output

@@ -2,15 +2,13 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters the rdma_verify role is built from (module_utils/rdma_verify.py holds the logic).
 
-verify_host_health(info, expect)        rdma_health_info result -> checks, rails
+verify_host_health(info, expect, host)  rdma_health_info result -> checks, rails
 verify_qos_check(gathered, policy, require_hw) roce_qos state=gathered -> the RoCE QoS check
-verify_plan(rounds, health, options, phase, first_port_index) -> rounds of tests
-verify_judge(planned rounds, outcomes)  -> one record per test, judged
-verify_isolation(records, health)       -> suspects, known-good hosts, retest rounds
 verify_report(health, records, isolation, options, stamp) -> the results document
 
-Internal to the role: their interfaces may change. The public filters are
-rdma.fabric.perftest_parse and rdma.fabric.pair_rounds.
+Planning and judging run in the rdma.fabric.verify_step action. Internal to the role:
+their interfaces may change. The public filters are rdma.fabric.perftest_parse and
+rdma.fabric.pair_rounds.
 """
 
 from __future__ import annotations
@@ -34,8 +32,5 @@ class FilterModule:
         return {
             "verify_host_health": _wrap(rdma_verify.host_health),
             "verify_qos_check": _wrap(rdma_verify.qos_check),
-            "verify_plan": _wrap(rdma_verify.plan),
-            "verify_judge": _wrap(rdma_verify.judge),
-            "verify_isolation": _wrap(rdma_verify.isolation),
             "verify_report": _wrap(rdma_verify.report),
         }

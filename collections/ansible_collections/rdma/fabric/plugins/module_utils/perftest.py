@@ -28,7 +28,8 @@ _SETTING = re.compile(
 )
 _ERROR = re.compile(
     r"couldn't|could not|failed|unable|error|not supported|no such|did not detect|"
-    r"invalid|cannot|can.t|not found|timed out|no device|state is down",
+    r"invalid|cannot|can.t|not found|timed out|no device|state is down|unrecognized option|"
+    r"requires an argument|without cuda|mismatch",
     re.IGNORECASE,
 )
 # Lines that match _ERROR but are not a failure of the test.
@@ -39,6 +40,9 @@ _NOT_ERROR = re.compile(
 # perftest prints inf and -nan where it has no sample (a latency server side).
 # perftest times with the CPU cycle counter; when it cannot calibrate it (a loaded VM)
 # it prints this and reports 0 for every rate, while the iteration counts stay right.
+# perftest prints this after its parser refused the options; the reason is the line
+# before it (the parser's own message), which is kept even when it matches no pattern.
+_PARSER_EXIT = re.compile(r"parser function exited with error", re.IGNORECASE)
 _CLOCK = re.compile(r"Correlation coefficient r\^2", re.IGNORECASE)
 _NUMBER = re.compile(r"^-?([0-9]+(\.[0-9]+)?|inf|nan)$")
 _TITLE = re.compile(r"^\S.*\b(BW|Latency)\s+Test$")
@@ -131,9 +135,16 @@ def parse_perftest(text):
     }
     columns = None
     pending = []  # numbers of a row cut short by a warning
+    previous = None
     for raw in (text or "").splitlines():
         line = raw.strip()
         if not line or set(line) <= {"-", "*"}:
+            continue
+        before, previous = previous, line
+        if _PARSER_EXIT.search(line):
+            if before and before not in result["errors"]:
+                result["errors"].append(before)
+            result["errors"].append(line)
             continue
         if line.startswith("#bytes"):
             if columns is None:

@@ -63,6 +63,28 @@ def parse_rate(value):
     return float(match.group(1)) if match else None
 
 
+_RATE_DETAIL_RE = re.compile(r"\((\d+X)\s+([A-Z0-9]+)\)")
+
+# Data rate per lane after line encoding, over the rate sysfs prints. SDR/DDR/QDR use
+# 8b/10b (sysfs prints the signalling rate: 4X QDR "40 Gb/sec" carries 32 Gb/s); FDR
+# signals at 14.0625 Gb/s with 64b/66b (sysfs "56 Gb/sec" for 4X: 54.5 Gb/s of data).
+# FDR10 and EDR onwards: sysfs already prints the data rate (4X EDR 25.78125 Gb/s lanes
+# -> "100 Gb/sec"), see ib_query_port / ib_speed in the kernel's ib_verbs.h.
+ENCODING = {"SDR": 0.8, "DDR": 0.8, "QDR": 0.8, "FDR": 64 / 66}
+
+
+def parse_rate_detail(value):
+    """'200 Gb/sec (4X HDR)' -> {gbps: 200.0, width: '4X', speed: 'HDR', usable_gbps: 200.0};
+    '40 Gb/sec (4X QDR)' -> usable 32.0. None when the text has no rate."""
+    gbps = parse_rate(value)
+    if gbps is None:
+        return None
+    match = _RATE_DETAIL_RE.search(value)
+    width, speed = (match.group(1), match.group(2)) if match else (None, None)
+    usable = round(gbps * ENCODING.get(speed or "", 1.0), 3)
+    return {"gbps": gbps, "width": width, "speed": speed, "usable_gbps": usable}
+
+
 def _port_netdev(dev_dir, port, link_layer, pci_netdevs):
     """The netdev that carries this port's traffic, or None."""
     ndev = _read(os.path.join(dev_dir, "ports", str(port), "gid_attrs", "ndevs", "0"))
@@ -165,9 +187,54 @@ def read_device(root, name):
         "node_guid": _read(os.path.join(dev_dir, "node_guid")),
         "fw_ver": _read(os.path.join(dev_dir, "fw_ver")),
         "hca_type": _read(os.path.join(dev_dir, "hca_type")),
+        # mlx5's board_id is the PSID (the firmware image's board identity).
+        "board_id": _read(os.path.join(dev_dir, "board_id")),
+        "pcie": read_pcie_link(os.path.join(dev_dir, "device")),
+        "local_cpulist": _read(os.path.join(dev_dir, "device", "local_cpulist")),
+        "numa_node": read_int(os.path.join(dev_dir, "device", "numa_node")),
         "pci_address": _pci_address(dev_dir),
         "netdevs": [netdev for netdev, _unused in pci_netdevs],
         "ports": ports,
+    }
+
+
+_GTS_RE = re.compile(r"([0-9.]+)\s*GT/s")
+
+
+def read_pcie_link(function_dir):
+    """{speed_gts, width, max_speed_gts, max_width} of a PCI function (LnkSta and
+    LnkCap as the kernel shows them: current_link_speed "16.0 GT/s PCIe"), or None."""
+
+    def speed(name):
+        match = _GTS_RE.search(_read(os.path.join(function_dir, name)) or "")
+        return float(match.group(1)) if match else None
+
+    link = {
+        "speed_gts": speed("current_link_speed"),
+        "width": read_int(os.path.join(function_dir, "current_link_width")),
+        "max_speed_gts": speed("max_link_speed"),
+        "max_width": read_int(os.path.join(function_dir, "max_link_width")),
+    }
+    return link if any(v is not None for v in link.values()) else None
+
+
+NVIDIA_VENDOR = "0x10de"
+
+
+def read_gpus(root="/"):
+    """NVIDIA GPUs on the PCI bus ({pci, numa_node}) and whether nvidia_peermem is loaded."""
+    bus = os.path.join(root, "sys/bus/pci/devices")
+    gpus = []
+    for function in _listdir(bus):
+        vendor = _read(os.path.join(bus, function, "vendor"))
+        klass = _read(os.path.join(bus, function, "class")) or ""
+        if vendor == NVIDIA_VENDOR and klass.startswith(("0x0300", "0x0302")):
+            gpus.append(
+                {"pci": function, "numa_node": read_int(os.path.join(bus, function, "numa_node"))}
+            )
+    return {
+        "nvidia_gpus": gpus,
+        "nvidia_peermem": os.path.isdir(os.path.join(root, "sys/module/nvidia_peermem")),
     }
 
 
@@ -238,3 +305,58 @@ def pci_target(root, device):
     if not PCI_ADDRESS_RE.match(address):
         raise DeviceNotFound(f"device {device}: not a PCI device (a Soft-RoCE link?)")
     return address
+
+
+# Error and congestion counters whose increase during a test is reported (port
+# counters: IBA PortCounters as the kernel exposes them; hw_counters: mlx5's names).
+DELTA_COUNTERS = (
+    "link_downed",
+    "link_error_recovery",
+    "symbol_error",
+    "port_rcv_errors",
+    "port_rcv_remote_physical_errors",
+    "port_xmit_discards",
+    "local_link_integrity_errors",
+    "excessive_buffer_overrun_errors",
+    "out_of_buffer",
+    "out_of_sequence",
+    "packet_seq_err",
+    "local_ack_timeout_err",
+    "rnr_nak_retry_err",
+    "implied_nak_seq_err",
+    "np_cnp_sent",
+    "rp_cnp_handled",
+    "np_ecn_marked_roce_packets",
+)
+
+
+def read_port_counters(root, ports):
+    """{(device, port): {counter: value}} of counters/ and hw_counters/ of each port
+    (hw_counters at the device level too, as older kernels keep them there)."""
+    out = {}
+    for device, port in ports:
+        values = {}
+        dev_dir = os.path.join(root, SYSFS_IB, device)
+        port_dir = os.path.join(dev_dir, "ports", str(port))
+        for folder in (
+            os.path.join(dev_dir, "hw_counters"),
+            os.path.join(port_dir, "counters"),
+            os.path.join(port_dir, "hw_counters"),
+        ):
+            for name in _listdir(folder):
+                if name in DELTA_COUNTERS:
+                    value = read_int(os.path.join(folder, name))
+                    if value is not None:
+                        values[name] = value
+        out[(device, str(port))] = values
+    return out
+
+
+def port_counter_deltas(before, after):
+    """{(device, port): {counter: increase}}, only the counters that increased."""
+    out = {}
+    for key, values in after.items():
+        old = before.get(key) or {}
+        grew = {n: v - old[n] for n, v in values.items() if n in old and v > old[n]}
+        out[key] = grew
+    return out

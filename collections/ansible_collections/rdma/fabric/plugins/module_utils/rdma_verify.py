@@ -3,21 +3,25 @@
 """The logic of the rdma_verify role, kept out of Jinja so it can be tested.
 
 host_health   per-host checks from rdma.fabric.rdma_health_info, and the host's rails
+              (by name: the rdma_rails plan's, or the device names)
 qos_check     the "RoCE QoS" check: rdma.fabric.roce_qos (state=gathered) against the policy
-fabric_checks checks across hosts (the same perftest version everywhere)
-plan          rounds of [a, b] pairs -> rounds of perftest tests (argv for both sides)
-judge         the tests' outcomes -> one record per test: measured, expected, pass
-isolation     who to retest against whom, and the verdict once retested
 report        everything the report files are rendered from
+The tests themselves (plan, judge, retest, isolation, checks across hosts) are in
+verify_tests.py.
 """
 
 from __future__ import annotations
 
-from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import isolate_rounds
-from ansible_collections.rdma.fabric.plugins.module_utils.perftest import (
-    bw_average_gbps,
-    lat_typical_us,
+import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
+    host_rails,
+    natural_key,
+    normalize_rails,
+    resolve_rails,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import parse_rate_detail
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import desired_qos, mismatches
 
@@ -34,21 +38,149 @@ def _check(name, ok, detail, device=None, port=None, skipped=False):
     return out
 
 
+def device_list(value):
+    """rdma_verify_devices as a list: a list of names, or one string of names separated
+    by commas or spaces ("mlx5_0,mlx5_1"); anything else is refused naming the variable."""
+    if value in (None, ""):
+        return []
+    if isinstance(value, str):
+        return [name for name in re.split(r"[\s,]+", value) if name]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value):
+        return list(value)
+    raise ValueError(
+        f"rdma_verify_devices must be a list of RDMA device names (or one string "
+        f"'mlx5_0,mlx5_1'); got {value!r}"
+    )
+
+
 def _selected(ports, expect):
-    wanted = expect.get("devices") or []
+    wanted = device_list(expect.get("devices"))
     layer = expect.get("link_layer") or ""
     chosen = [p for p in ports if not wanted or p["device"] in wanted]
     if layer:
         chosen = [p for p in chosen if p.get("link_layer") == layer]
-    return sorted(chosen, key=lambda p: (p["device"], p["port"]))
+    return sorted(chosen, key=lambda p: (natural_key(p["device"]), p["port"]))
 
 
-def host_health(info, expect):
-    """{checks: [...], rails: [...], perftest_version} for one host."""
-    ports = list(info.get("ports") or [])
-    chosen = _selected(ports, expect)
+def default_rail_name(port):
+    """Without a rail plan a rail is its device (plus /port beyond port 1)."""
+    return port["device"] if port["port"] == 1 else f"{port['device']}/{port['port']}"
+
+
+def _planned_rails(info, expect, host):
+    """[(rail name, port record or None, problem)] from rdma_rails; (None, errors) when
+    the plan itself is unusable for this host."""
+    filled, errors = normalize_rails(expect.get("rails"), expect.get("policy_mtu"))
+    if errors:
+        return None, errors
+    entries, errors = host_rails(filled, host, expect.get("rail_vars") or {})
+    if errors:
+        return None, errors
+    devices = info.get("devices") or []
+    by_port = {(p["device"], p["port"]): p for p in info.get("ports") or []}
+    out = []
+    for entry in entries:
+        bound, problems = resolve_rails([entry], devices, host)
+        if problems:
+            out.append((entry["name"], None, "; ".join(problems)))
+            continue
+        port = by_port.get((bound[0]["device"], bound[0]["port"]))
+        out.append((entry["name"], port, None if port else f"{host}: no port record"))
+    return out, []
+
+
+def _device_checks(devices, by_name, gpus):
+    """PCIe link at its capability per device (LnkSta >= LnkCap), and nvidia_peermem
+    loaded on a host with NVIDIA GPUs (GPUDirect RDMA needs it)."""
     checks = []
-    devices = sorted({p["device"] for p in chosen})
+    for name in devices:
+        link = (by_name.get(name) or {}).get("pcie") or {}
+        if not (link.get("max_width") and link.get("max_speed_gts")):
+            continue
+        ok = (link.get("width") or 0) >= link["max_width"] and (link.get("speed_gts") or 0) >= link[
+            "max_speed_gts"
+        ]
+        checks.append(
+            _check(
+                "PCIe link",
+                ok,
+                f"{link.get('speed_gts')} GT/s x{link.get('width')} (capable "
+                f"{link['max_speed_gts']} GT/s x{link['max_width']})",
+                name,
+            )
+        )
+    if gpus.get("nvidia_gpus"):
+        count = len(gpus["nvidia_gpus"])
+        loaded = bool(gpus.get("nvidia_peermem"))
+        checks.append(
+            _check(
+                "nvidia_peermem",
+                loaded,
+                f"loaded ({count} NVIDIA GPUs)"
+                if loaded
+                else f"not loaded on a host with {count} NVIDIA GPUs: GPUDirect RDMA needs "
+                "it (modprobe nvidia_peermem; rdma_stack loads it)",
+            )
+        )
+    return checks
+
+
+GPUDIRECT = ("auto", "true", "false")
+
+
+def _gpudirect(mode, gpus, checks):
+    """({device: {gpu, link}} or None when GPUDirect is off, error text or None).
+
+    auto: on for hosts with NVIDIA GPUs; true: on (a host without GPUs is an error);
+    false: host memory. On, a perftest built without CUDA is a failed check, not a
+    silent host-memory test.
+    """
+    mode = str(mode).lower()
+    if mode not in GPUDIRECT:
+        raise ValueError(f"rdma_verify_gpudirect must be one of auto, true, false; got {mode!r}")
+    has_gpus = bool(gpus.get("nvidia_gpus"))
+    if mode == "false" or (mode == "auto" and not has_gpus):
+        return None, None
+    if not has_gpus:
+        checks.append(_check("GPUDirect", False, "rdma_verify_gpudirect is true: no NVIDIA GPU"))
+        return {}, "no NVIDIA GPU for GPUDirect"
+    if gpus.get("perftest_cuda") is False:
+        text = (
+            "perftest was built without CUDA (ib_write_bw has no --use_cuda): GPUDirect RDMA "
+            "cannot be tested (rdma_verify_gpudirect: false tests host memory)"
+        )
+        checks.append(_check("GPUDirect", False, text))
+        return {}, text
+    nearest = gpus.get("nearest") or {}
+    text = ", ".join(f"{n}: GPU{v['gpu']} ({v['link']})" for n, v in sorted(nearest.items()))
+    checks.append(_check("GPUDirect", bool(nearest), text or "nvidia-smi topo -m gave no NIC"))
+    return nearest, None
+
+
+def host_health(info, expect, host="this host"):
+    """{checks, rails, perftest_version, roce_netdevs, boot_id, node_guids} for one host.
+
+    Rails: the rdma_rails plan's entries bound to this host's ports (a rail whose device
+    is missing is kept, named, with ``missing`` set), or without a plan every chosen
+    port, named by device, in natural order (mlx5_2 before mlx5_10).
+    """
+    ports = list(info.get("ports") or [])
+    checks = []
+    if expect.get("rails"):
+        planned, errors = _planned_rails(info, expect, host)
+        if errors:
+            checks.append(_check("rail plan", False, "; ".join(errors)))
+            planned = []
+        chosen = [port for _, port, _ in planned if port]
+        names = {(port["device"], port["port"]): name for name, port, _ in planned if port}
+        for name, _port, problem in planned:
+            if problem:
+                checks.append(_check(f"rail {name}", False, problem))
+    else:
+        planned = None
+        chosen = _selected(ports, expect)
+        names = {(p["device"], p["port"]): default_rail_name(p) for p in chosen}
+    devices = sorted({p["device"] for p in chosen}, key=natural_key)
     count = expect.get("device_count") or 0
     found = ", ".join(devices) or "none"
     if count:
@@ -60,7 +192,7 @@ def host_health(info, expect):
     layer = expect.get("link_layer") or ""
     missing = [
         f"{name} (not {layer})" if name in present and layer else name
-        for name in expect.get("devices") or []
+        for name in device_list(expect.get("devices"))
         if name not in devices
     ]
     if missing:
@@ -68,9 +200,14 @@ def host_health(info, expect):
     checks.append(_check("devices", ok, text))
     for problem in info.get("problems") or []:
         checks.append(_check("tools", False, problem))
+    by_name = {d["name"]: d for d in info.get("devices") or []}
+    gpus = info.get("gpus") or {}
+    checks += _device_checks(devices, by_name, gpus)
+    cuda, cuda_error = _gpudirect(expect.get("gpudirect", "auto"), gpus, checks)
     rails = []
     for p in chosen:
         dev, num = p["device"], p["port"]
+        rail_name = names[(dev, num)]
         active = p.get("state") == "ACTIVE" and p.get("phys_state") == "LinkUp"
         checks.append(
             _check("port state", active, f"{p.get('state')}/{p.get('phys_state')}", dev, num)
@@ -142,22 +279,53 @@ def host_health(info, expect):
             )
         rails.append(
             {
+                "rail": rail_name,
                 "device": dev,
                 "port": num,
                 "link_layer": p.get("link_layer"),
                 "rate_gbps": p.get("rate_gbps"),
+                "rate": parse_rate_detail(p.get("rate")),
+                "netdev": p.get("netdev"),
                 "gid_index": gid_index,
                 "address": address,
                 "active": active,
+                "missing": None,
+                "pci": (by_name.get(dev) or {}).get("pci_address"),
+                "local_cpulist": (by_name.get(dev) or {}).get("local_cpulist"),
+                "numa_node": (by_name.get(dev) or {}).get("numa_node"),
+                "cuda": (cuda or {}).get(dev, {}).get("gpu") if cuda is not None else None,
+                "cuda_error": cuda_error
+                or (
+                    f"no GPU near {dev} in nvidia-smi topo -m"
+                    if cuda is not None and dev not in cuda
+                    else None
+                ),
             }
         )
+    for name, port, problem in planned or []:
+        if not port:
+            rails.append({"rail": name, "device": None, "port": None, "missing": problem})
+    rails.sort(key=lambda r: natural_key(r["rail"]))
     version = info.get("perftest_version")
     checks.append(_check("perftest", version, f"version {version}" if version else "not found"))
     # The netdevs of the chosen RoCE ports: the ones whose lossless QoS qos_check judges.
     roce = sorted(
         {p["netdev"] for p in chosen if p.get("link_layer") == "Ethernet" and p.get("netdev")}
     )
-    return {"checks": checks, "rails": rails, "perftest_version": version, "roce_netdevs": roce}
+    return {
+        "checks": checks,
+        "rails": rails,
+        "perftest_version": version,
+        "roce_netdevs": roce,
+        "boot_id": info.get("boot_id"),
+        "devices": [
+            {k: (by_name.get(d) or {}).get(k) for k in ("fw_ver", "board_id")} | {"name": d}
+            for d in devices
+        ],
+        "node_guids": sorted(
+            {d["node_guid"] for d in info.get("devices") or [] if d.get("node_guid")}
+        ),
+    }
 
 
 QOS_CHECK = "RoCE QoS"
@@ -177,7 +345,7 @@ def qos_check(gathered, policy, require_hw=True):
         return _check(QOS_CHECK, False, "rdma_roce_policy is invalid: " + "; ".join(errors))
     if "gathered" not in (gathered or {}):
         reason = (gathered or {}).get("msg") or "rdma.fabric.roce_qos returned no read-back"
-        return _check(QOS_CHECK, False, f"cannot read the QoS: {_first_line(reason)}")
+        return _check(QOS_CHECK, False, f"cannot read the QoS: {vt.first_line(reason)}")
     desired = desired_qos(filled)
     differ, unchecked, matched, backends = [], [], [], set()
     for entry in gathered["gathered"]:
@@ -222,306 +390,89 @@ def qos_check(gathered, policy, require_hw=True):
     return _check(QOS_CHECK, ok, "; ".join(parts) or "no RoCE netdev to check", skipped=skipped)
 
 
-def fabric_checks(health):
-    """Checks across hosts: {host: host_health(...)} -> [check]."""
-    versions = {}
-    for host, h in sorted(health.items()):
-        versions.setdefault(h.get("perftest_version") or "missing", []).append(host)
-    detail = "; ".join(f"{v}: {', '.join(hosts)}" for v, hosts in sorted(versions.items()))
-    return [dict(_check("same perftest version", len(versions) <= 1, detail), host="fabric")]
-
-
-def _side_argv(options, rail, port, peer_address=None):
-    argv = [options["binary"], "-d", rail["device"], "-i", str(rail["port"])]
-    if rail.get("gid_index") is not None:
-        argv += ["-x", str(rail["gid_index"])]
-    argv += ["-F", "--report_gbits", "-p", str(port)]
-    argv += [str(a) for a in options.get("args") or []]
-    if peer_address:
-        argv.append(peer_address)
-    return argv
-
-
-def _expected_gbps(options, a, b):
-    if options.get("min_gbps"):
-        return float(options["min_gbps"])
-    rates = [r.get("rate_gbps") or 0 for r in (a, b)]
-    factor = 2 if options.get("bidirectional") else 1
-    return round(options.get("min_fraction", 0.9) * min(rates) * factor, 3)
-
-
-def plan(rounds, health, options, phase="main", first_port_index=0):
-    """Rounds of pairs -> rounds of tests, rail i of a with rail i of b.
-
-    options: binary, args (the test options, the same on both sides), kind (bw|lat),
-    base_port, port_span, timeout (client), listen_timeout, min_gbps, min_fraction,
-    bidirectional, max_latency_us.
-    """
-    out = []
-    index = first_port_index
-    span = options.get("port_span") or 1000
-    for r, pairs in enumerate(rounds):
-        tests = []
-        for server, client in pairs:
-            s_rails = (health.get(server) or {}).get("rails") or []
-            c_rails = (health.get(client) or {}).get("rails") or []
-            for rail in range(max(len(s_rails), len(c_rails), 1)):
-                port = options.get("base_port", 18515) + index % span
-                index += 1
-                test = {
-                    "id": f"{phase}-{r}-{server}-{client}-{rail}",
-                    "phase": phase,
-                    "kind": options.get("kind", "bw"),
-                    "round": r,
-                    "server": server,
-                    "client": client,
-                    "rail": rail,
-                    "port": port,
-                    "runnable": False,
-                    "error": None,
-                    "duration": options.get("duration"),
-                }
-                missing = [
-                    h for h, rails in ((server, s_rails), (client, c_rails)) if len(rails) <= rail
-                ]
-                if missing:
-                    test["error"] = f"{' and '.join(missing)}: no RDMA port for rail {rail}"
-                    tests.append(test)
-                    continue
-                s, c = s_rails[rail], c_rails[rail]
-                test.update(
-                    server_device=s["device"],
-                    client_device=c["device"],
-                    expected_gbps=_expected_gbps(options, s, c) if test["kind"] == "bw" else None,
-                    max_latency_us=options.get("max_latency_us") or None
-                    if test["kind"] == "lat"
-                    else None,
-                )
-                if not s.get("address"):
-                    test["error"] = (
-                        f"{server}: {s['device']} has no address for perftest to connect to "
-                        "(no RoCE v2 IPv4 GID)"
-                    )
-                    tests.append(test)
-                    continue
-                timeout = options.get("timeout", 60)
-                test["runnable"] = True
-                test["server_test"] = {
-                    "id": f"{test['id']}/server",
-                    "port": port,
-                    "argv": _side_argv(options, s, port),
-                    "timeout": timeout + options.get("listen_timeout", 30) + 30,
-                }
-                test["client_test"] = {
-                    "id": f"{test['id']}/client",
-                    "port": port,
-                    "argv": _side_argv(options, c, port, s["address"]),
-                    "timeout": timeout,
-                }
-                tests.append(test)
-        out.append(tests)
-    if any(len(tests) > span for tests in out):
-        raise ValueError(f"a round has more tests than rdma_verify_port_span ({span})")
-    return out
-
-
-def _first_line(text, limit=300):
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _clock_estimate(result, duration):
-    """Gb/s from the last row's iterations x bytes over the -D duration, when perftest
-    printed zeros because it could not calibrate its clock; else None."""
-    rows = result.get("rows") or []
-    if not (result.get("clock_error") and duration and rows):
-        return None
-    last = rows[-1]
-    if not last.get("iterations") or not last.get("bytes") or last.get("bw_average_gbps"):
-        return None
-    factor = 2 if "Bidirectional" in (result.get("test") or "") else 1
-    return round(last["bytes"] * last["iterations"] * 8 * factor / duration / 1e9, 6)
-
-
-def judge(rounds, outcomes):
-    """Planned tests + the perftest_run outcomes -> one record per test."""
-    by_id = {o["id"]: o for o in outcomes or []}
-    records = []
-    for tests in rounds:
-        for test in tests:
-            record = {
-                k: test.get(k)
-                for k in (
-                    "id",
-                    "phase",
-                    "kind",
-                    "round",
-                    "server",
-                    "client",
-                    "rail",
-                    "port",
-                    "server_device",
-                    "client_device",
-                    "expected_gbps",
-                    "max_latency_us",
-                )
-            }
-            record.update(
-                measured_gbps=None, latency_us=None, passed=False, error=test.get("error")
-            )
-            if test.get("runnable"):
-                client = by_id.get(f"{test['id']}/client")
-                server = by_id.get(f"{test['id']}/server")
-                errors = []
-                if client is None:
-                    errors.append(f"client {test['client']}: no result (host failed?)")
-                elif client.get("error") and not client["error"].startswith("not run"):
-                    errors.append(f"client {test['client']}: {client['error']}")
-                if server is not None and server.get("error"):
-                    errors.append(f"server {test['server']}: {server['error']}")
-                result = (client or {}).get("result") or {}
-                record["rows"] = result.get("rows") or []
-                record["mtu"] = result.get("mtu")
-                if test["kind"] == "bw":
-                    record["measured_gbps"] = bw_average_gbps(result)
-                    estimate = _clock_estimate(result, test.get("duration"))
-                    if estimate is not None:
-                        record["measured_gbps"] = estimate
-                        record["note"] = (
-                            f"perftest could not calibrate its clock ({result['clock_error']}): "
-                            "Gb/s estimated from iterations x size / duration"
-                        )
-                    measured = record["measured_gbps"]
-                    if not errors and measured is not None and measured < test["expected_gbps"]:
-                        errors.append(
-                            f"{measured} Gb/s is below the expected {test['expected_gbps']} Gb/s"
-                        )
-                else:
-                    record["latency_us"] = lat_typical_us(result)
-                    limit = test.get("max_latency_us")
-                    lat = record["latency_us"]
-                    if not errors and lat is not None and limit and lat > limit:
-                        errors.append(f"{lat} us is above the limit of {limit} us")
-                if not errors and not result.get("ok"):
-                    errors.append(f"client {test['client']}: {result.get('error')}")
-                record["error"] = _first_line("; ".join(errors)) if errors else None
-                if errors and client is not None:
-                    record["client_output"] = (client.get("stdout") or "")[-2000:] + (
-                        client.get("stderr") or ""
-                    )[-1000:]
-            record["passed"] = record["error"] is None
-            records.append(record)
-    return records
-
-
-def isolation(records, health):
-    """Suspects, known-good hosts, and the retest rounds ([[suspect, good], ...]).
-
-    A passed pair proves both of its hosts: known-good = hosts with a passed test.
-    Suspects = hosts with a failed test and none passed; they are retested against a
-    known-good host. A host without a testable rail cannot be retested.
-    """
-    good, failed = set(), set()
-    for r in records:
-        target = good if r["passed"] else failed
-        target.update((r["server"], r["client"]))
-    hosts = sorted(health)
-    suspects = [h for h in hosts if h in failed and h not in good]
-    untestable = [h for h in suspects if not (health.get(h) or {}).get("rails")]
-    testable = [h for h in suspects if h not in untestable]
-    known_good = [h for h in hosts if h in good]
-    return {
-        "suspects": suspects,
-        "good": known_good,
-        "untestable": untestable,
-        "rounds": isolate_rounds(testable, known_good),
-    }
-
-
-def verdicts(isolate, records):
-    """{host: verdict} for every suspect once the isolate rounds ran."""
-    out = {}
-    retests = [r for r in records if r["phase"] == "isolate"]
-    for host in isolate["suspects"]:
-        mine = [r for r in retests if host in (r["server"], r["client"])]
-        if host in isolate["untestable"]:
-            out[host] = {"bad": True, "verdict": "bad host: no testable RDMA port"}
-        elif not mine:
-            out[host] = {"bad": None, "verdict": "undetermined: no host passed to retest against"}
-        elif all(r["passed"] for r in mine):
-            peers = sorted({r["server"] if r["client"] == host else r["client"] for r in mine})
-            out[host] = {
-                "bad": False,
-                "verdict": f"good host, bad peer: passed against {', '.join(peers)}",
-            }
-        else:
-            peers = sorted({r["server"] if r["client"] == host else r["client"] for r in mine})
-            out[host] = {
-                "bad": True,
-                "verdict": f"bad host: failed again against known-good {', '.join(peers)}",
-            }
-    return out
-
-
-def _matrix(hosts, records):
+def _matrix(hosts, records, rail):
+    """host x host cells of one rail: the main test of each pair (flaky: its retest)."""
     cells = {}
     for r in records:
-        if r["kind"] != "bw":
+        if r["kind"] != "bw" or r["phase"] != "main" or r["rail"] != rail:
             continue
-        key = tuple(sorted((r["server"], r["client"])))
-        cell = cells.setdefault(key, {"gbps": None, "passed": True, "expected": None})
-        if r["measured_gbps"] is not None:
-            cell["gbps"] = (
-                r["measured_gbps"]
-                if cell["gbps"] is None
-                else min(cell["gbps"], r["measured_gbps"])
-            )
-        cell["expected"] = r["expected_gbps"]
-        cell["passed"] = cell["passed"] and r["passed"]
+        cells[tuple(sorted((r["server"], r["client"])))] = {
+            "gbps": r["measured_gbps"],
+            "passed": r.get("outcome", "passed" if r["passed"] else "failed") != "failed",
+            "flaky": r.get("outcome") == "flaky",
+            "expected": r["expected_gbps"],
+        }
     rows = []
     for a in hosts:
         row = []
         for b in hosts:
             cell = cells.get(tuple(sorted((a, b)))) if a != b else None
             if cell and cell["expected"]:
-                ratio = (cell["gbps"] or 0) / cell["expected"]
-                cell = dict(cell, ratio=round(ratio, 3))
+                cell = dict(cell, ratio=round((cell["gbps"] or 0) / cell["expected"], 3))
             row.append(cell)
         rows.append(row)
     return {"hosts": hosts, "rows": rows}
 
 
-def report(health, records, isolate, options, stamp):
-    """The document results.json holds; report.md/html and junit.xml render from it."""
-    hosts = sorted(health)
-    checks = fabric_checks(health)
+def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
+    """The document results.json holds; report.md/html and junit.xml render from it.
+
+    hosts: every inventory host of the play; one without health (unreachable, or failed
+    before its health was read) is an "unreachable" row that fails the run.
+    """
+    hosts = sorted(hosts or health, key=natural_key)
+    fabric = fabric if fabric else vt.fabric({h: health[h] for h in health if health[h]})
+    checks = [dict(c) for c in fabric.get("checks") or []]
+    unreachable = []
     for host in hosts:
+        if not health.get(host):
+            unreachable.append(host)
+            checks.append(
+                _check("reachable", False, "unreachable, or failed before its health was read")
+                | {"host": host}
+            )
+            continue
         checks += [dict(c, host=host) for c in health[host]["checks"]]
-    verdict = verdicts(isolate, records) if isolate else {}
+    verdict = (isolate or {}).get("verdicts") or {}
+    final = [r for r in records if r["phase"] in ("main", "latency")]
+    outcome = [r.get("outcome", "passed" if r["passed"] else "failed") for r in final]
     failed_checks = [c for c in checks if not c["ok"]]
     skipped_checks = [c for c in checks if c.get("skipped")]
-    failed_tests = [r for r in records if not r["passed"]]
+    failed = outcome.count("failed")
+    bad = {k: v for k, v in verdict.items() if v.get("bad")}
     summary = {
         "hosts": len(hosts),
         "checks": len(checks),
         "checks_failed": len(failed_checks),
         "checks_skipped": len(skipped_checks),
-        "tests": len(records),
-        "tests_passed": len(records) - len(failed_tests),
-        "tests_failed": len(failed_tests),
-        "bad_hosts": sorted(h for h, v in verdict.items() if v["bad"]),
-        "passed": not failed_checks and not failed_tests,
+        "tests": len(final),
+        "tests_passed": outcome.count("passed"),
+        "tests_flaky": outcome.count("flaky"),
+        "tests_failed": failed,
+        "retests": sum(r["phase"] == "retest" for r in records),
+        "bad_hosts": sorted({v["host"] for v in bad.values()}, key=natural_key),
+        "bad_rails": sorted(bad, key=natural_key),
+        "unreachable": unreachable,
+        "passed": not failed_checks and not failed and not unreachable,
     }
+    live = [h for h in hosts if health.get(h)]
+    rails = fabric.get("rails") or {}
     return {
         "generated_utc": stamp,
         "options": options,
         "summary": summary,
+        "rails": rails,
         "hosts": {
-            h: {"rails": health[h]["rails"], "perftest_version": health[h]["perftest_version"]}
+            h: {
+                "rails": health[h]["rails"],
+                "perftest_version": health[h]["perftest_version"],
+            }
+            if health.get(h)
+            else {"unreachable": True, "rails": []}
             for h in hosts
         },
         "checks": checks,
         "pairs": records,
         "isolation": dict(isolate or {}, verdicts=verdict),
-        "matrix": _matrix(hosts, records),
+        "matrix": {rail: _matrix(live, records, rail) for rail in rails},
     }

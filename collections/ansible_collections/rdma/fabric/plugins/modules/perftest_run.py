@@ -19,6 +19,15 @@ description:
     waits for all of them. A test whose port is not in O(ready_ports) is not run.
   - C(action=collect) waits up to O(grace) seconds for each server to finish, kills
     what is left (the whole process group), and returns the servers' output.
+  - C(action=schedule) runs this host's side of every round of a plan, round after
+    round, in step with its peers without any coordinator - each host runs the same
+    call at once (as an C(async) task). In a round it starts its servers, runs its
+    clients (a client whose server does not listen yet, "Couldn't connect", is retried
+    every second up to O(listen_timeout) after both hosts should have reached the
+    round), and waits for its servers, killing a server whose client never came. The
+    port counters and hw_counters of each tested port are read before and after the
+    round, and for RoCE ports the pause/PFC counters of C(ethtool -S); each side returns
+    their increase (C(deltas)).
   - Every returned test carries its exit code, output and the parsed result
     (C(rdma.fabric.perftest_parse)). A test never makes the task fail; judging is the
     caller's business. Nothing on the host changes (C(changed) is always false).
@@ -29,7 +38,7 @@ options:
     description: Which side to act on.
     type: str
     required: true
-    choices: [start, run, collect]
+    choices: [start, run, collect, schedule]
   tests:
     description: The tests this host takes part in on this side.
     type: list
@@ -53,6 +62,15 @@ options:
         description: Seconds before the command is killed.
         type: int
         default: 60
+      round:
+        description: For C(action=schedule), the round of the test (rounds run in order).
+        type: int
+        default: 0
+      side:
+        description: For C(action=schedule), which side of the test this host runs.
+        type: str
+        choices: [server, client]
+        default: client
   ready_ports:
     description: For C(action=run), the ports whose server listens.
     type: list
@@ -66,6 +84,10 @@ options:
     description: For C(action=collect), seconds to wait for a server to finish.
     type: int
     default: 10
+  sysfs_root:
+    description: For C(action=schedule), where sysfs is (counters are read under it).
+    type: path
+    default: /
   state_dir:
     description: Where detached servers keep their output until collected.
     type: path
@@ -118,6 +140,7 @@ tests:
       stdout: "..."
       stderr: ""
       result: {ok: true, rows: [{bytes: 65536, bw_average_gbps: 0.0867}]}
+      deltas: {port_rcv_errors: 2}
 listening:
   description: For C(action=start), the ports whose server listens.
   returned: always
@@ -134,7 +157,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.ethtool_stats import parse_ethtool_stats
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
+from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
+    SYSFS_IB,
+    port_counter_deltas,
+    read_attr,
+    read_port_counters,
+)
 
 TCP_LISTEN = "0A"
 
@@ -335,10 +365,147 @@ def collect(module, tests, state_dir):
     return results
 
 
+def _side_port(argv):
+    """(device, port) a perftest command line tests (-d DEV, -i PORT)."""
+    device = argv[argv.index("-d") + 1] if "-d" in argv[:-1] else None
+    port = argv[argv.index("-i") + 1] if "-i" in argv[:-1] else "1"
+    return device, port
+
+
+def _compact(outcome):
+    """An outcome small enough to move through Ansible for thousands of tests: the
+    parsed result's last rows, the output's tail only when something went wrong."""
+    result = dict(outcome.get("result") or {})
+    result["rows"] = (result.get("rows") or [])[-3:]
+    result.pop("settings", None)
+    out = {k: outcome.get(k) for k in ("id", "port", "rc", "timed_out", "killed", "error")}
+    out["result"] = result
+    if outcome.get("error"):
+        out["output"] = ((outcome.get("stdout") or "")[-1500:] + (outcome.get("stderr") or ""))[
+            -2000:
+        ]
+    return out
+
+
+def _connect_refused(outcome):
+    return (
+        bool(outcome["rc"])
+        and not outcome["timed_out"]
+        and any("couldn't connect to" in line.lower() for line in outcome["result"]["errors"])
+    )
+
+
+def _spawn(test, state_dir, name):
+    base = os.path.join(state_dir, name)
+    out = open(f"{base}.out", "w+", encoding="utf-8")  # noqa: SIM115 closed in _reap
+    err = open(f"{base}.err", "w+", encoding="utf-8")  # noqa: SIM115 closed in _reap
+    proc = subprocess.Popen(
+        _timeout_argv(test),
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=err,
+        start_new_session=True,
+    )
+    return {"test": test, "proc": proc, "out": out, "err": err, "base": base}
+
+
+def _reap(job, killed=False):
+    rc = job["proc"].wait()
+    texts = []
+    for handle in (job["out"], job["err"]):
+        handle.seek(0)
+        texts.append(handle.read())
+        handle.close()
+    _cleanup({"out": f"{job['base']}.out", "err": f"{job['base']}.err"})
+    return _outcome(job["test"], rc, *texts, killed=killed)
+
+
+def _counters(module, ports):
+    """Port counters, hw_counters and, for a RoCE port's netdev, the pause/PFC counters
+    of ethtool -S (when ethtool is there)."""
+    root = module.params["sysfs_root"]
+    values = read_port_counters(root, ports)
+    ethtool = module.get_bin_path("ethtool")
+    for device, port in ports:
+        netdev = read_attr(os.path.join(root, SYSFS_IB, device, "ports", port, "gid_attrs/ndevs/0"))
+        if ethtool and netdev:
+            rc, out, _ = module.run_command([ethtool, "-S", netdev])
+            if rc == 0:
+                values[(device, port)].update(parse_ethtool_stats(out))
+    return values
+
+
+def schedule(module, tests, state_dir):
+    """Run this host's sides of every round, in round order (see DOCUMENTATION)."""
+    os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    window, grace = module.params["listen_timeout"], module.params["grace"]
+    longest = max((t["timeout"] for t in tests), default=0)
+    slot = 2 * window + longest + grace
+    start = time.monotonic()
+    results = {}
+    for number in sorted({t["round"] for t in tests}):
+        mine = [t for t in tests if t["round"] == number]
+        ports = sorted({_side_port(t["argv"]) for t in mine if _side_port(t["argv"])[0]})
+        before = _counters(module, ports)
+        planned = start + number * slot
+        servers = [
+            _spawn(dict(t, timeout=2 * window + longest + grace), state_dir, f"server-{t['port']}")
+            for t in mine
+            if t["side"] == "server"
+        ]
+        server_deadline = max(time.monotonic(), planned) + 2 * window + longest
+        clients = [t for t in mine if t["side"] == "client"]
+        client_deadline = max(time.monotonic(), planned) + window
+        attempts = dict.fromkeys((t["id"] for t in clients), 0)
+        waiting = list(clients)
+        while waiting:
+            jobs = [_spawn(t, state_dir, f"client-{t['port']}") for t in waiting]
+            waiting = []
+            for job in jobs:
+                outcome = _reap(job)
+                attempts[job["test"]["id"]] += 1
+                if _connect_refused(outcome) and time.monotonic() < client_deadline:
+                    waiting.append(job["test"])
+                    continue
+                outcome["connect_attempts"] = attempts[job["test"]["id"]]
+                results[job["test"]["id"]] = outcome
+            if waiting:
+                time.sleep(1)
+        for job in servers:
+            while job["proc"].poll() is None and time.monotonic() < server_deadline:
+                time.sleep(0.2)
+            killed = job["proc"].poll() is None
+            if killed:
+                _kill_group(job["proc"].pid)
+            outcome = _reap(job)
+            if killed:
+                outcome["killed"] = True
+                outcome["error"] = (
+                    f"killed: no client came and finished within {2 * window + longest} s"
+                    + (f" ({outcome['error']})" if outcome["result"]["errors"] else "")
+                )
+            results[job["test"]["id"]] = outcome
+        deltas = port_counter_deltas(before, _counters(module, ports))
+        for test in mine:
+            results[test["id"]]["deltas"] = deltas.get(_side_port(test["argv"]), {})
+    return [
+        dict(
+            _compact(results[t["id"]]),
+            deltas=results[t["id"]].get("deltas") or {},
+            connect_attempts=results[t["id"]].get("connect_attempts"),
+        )
+        for t in tests
+    ]
+
+
 def main():
     module = AnsibleModule(
         argument_spec={
-            "action": {"type": "str", "required": True, "choices": ["start", "run", "collect"]},
+            "action": {
+                "type": "str",
+                "required": True,
+                "choices": ["start", "run", "collect", "schedule"],
+            },
             "tests": {
                 "type": "list",
                 "elements": "dict",
@@ -348,24 +515,33 @@ def main():
                     "port": {"type": "int", "required": True},
                     "argv": {"type": "list", "elements": "str", "required": True},
                     "timeout": {"type": "int", "default": 60},
+                    "round": {"type": "int", "default": 0},
+                    "side": {
+                        "type": "str",
+                        "default": "client",
+                        "choices": ["server", "client"],
+                    },
                 },
             },
             "ready_ports": {"type": "list", "elements": "int", "default": []},
             "listen_timeout": {"type": "int", "default": 30},
             "grace": {"type": "int", "default": 10},
             "state_dir": {"type": "path", "default": "/run/rdma-fabric-perftest"},
+            "sysfs_root": {"type": "path", "default": "/"},
         },
         supports_check_mode=True,
     )
     action = module.params["action"]
     tests = module.params["tests"]
-    ports = [test["port"] for test in tests]
+    ports = [(test["round"], test["side"], test["port"]) for test in tests]
     if len(ports) != len(set(ports)):
         module.fail_json(msg=f"perftest_run: every test needs its own port; got {ports}")
     state_dir = module.params["state_dir"]
     listening = []
     if action == "start":
         results, listening = start(module, tests, state_dir)
+    elif action == "schedule":
+        results = schedule(module, tests, state_dir)
     elif action == "run":
         results = run(module, tests, state_dir)
     else:

@@ -14,6 +14,10 @@ description:
     (C(/sys/class/infiniband/DEV/ports/N/counters), the counters perfquery reads) and
     its RoCE v2 IPv4 GID.
   - The perftest version (C(ib_write_bw --version)), to compare across hosts.
+  - Each device's node GUID, firmware version and PSID (C(board_id)), PCI function,
+    PCIe link (current against capable speed and width), local CPUs and NUMA node; the
+    NVIDIA GPUs on the PCI bus and whether C(nvidia_peermem) is loaded; the kernel's
+    boot id, so that two inventory names of one machine are found.
   - Reads only; never changes the host. Runs in check mode.
 version_added: 0.2.0
 author: rdma-fabric contributors (@rdma-fabric)
@@ -53,6 +57,39 @@ perftest_version:
   returned: always
   type: str
   sample: "6.15"
+devices:
+  description: Every RDMA device, its ports' link layer and netdev (what rails bind to).
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: mlx5_0
+      node_guid: "b8ce:f603:00a1:2b3c"
+      fw_ver: "28.39.1002"
+      hca_type: MT4129
+      board_id: MT_0000000838
+      pci_address: "0000:17:00.0"
+      pcie: {speed_gts: 32.0, width: 16, max_speed_gts: 32.0, max_width: 16}
+      local_cpulist: "0-55,112-167"
+      numa_node: 0
+      ports: [{port: 1, link_layer: InfiniBand, netdev: ibp23s0}]
+gpus:
+  description:
+    - NVIDIA GPUs on the PCI bus, whether nvidia_peermem is loaded, whether perftest was
+      built with CUDA (its help lists C(--use_cuda)), and per RDMA device the nearest GPU
+      from C(nvidia-smi topo -m) (PIX < PXB < PHB < NODE < SYS).
+  returned: always
+  type: dict
+  sample:
+    nvidia_gpus: [{pci: "0000:18:00.0", numa_node: 0}]
+    nvidia_peermem: true
+    perftest_cuda: true
+    nearest: {mlx5_0: {gpu: 0, link: PXB}}
+boot_id:
+  description: C(/proc/sys/kernel/random/boot_id), one value per running kernel.
+  returned: always
+  type: str
+  sample: 5f0c3f2e-3c1b-4f7e-9a55-0d8f6f4f2a10
 problems:
   description: Tools that could not run, each as one line.
   returned: always
@@ -64,11 +101,17 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.ibv_devinfo import parse_ibv_devinfo
+from ansible_collections.rdma.fabric.plugins.module_utils.nvidia_topo import (
+    nearest_gpus,
+    parse_topo,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_version
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     SYSFS_IB,
     flat_ports,
+    read_attr,
     read_devices,
+    read_gpus,
     read_int,
     roce_v2_ipv4_gid,
 )
@@ -90,6 +133,26 @@ def _counters(root, device, port):
     return {name: value for name, value in values.items() if value is not None}
 
 
+def _device_summary(device):
+    keys = (
+        "name",
+        "node_guid",
+        "fw_ver",
+        "hca_type",
+        "board_id",
+        "pci_address",
+        "pcie",
+        "local_cpulist",
+        "numa_node",
+    )
+    out = {key: device.get(key) for key in keys}
+    out["ports"] = [
+        {"port": p["port"], "link_layer": p["link_layer"], "netdev": p["netdev"]}
+        for p in device["ports"]
+    ]
+    return out
+
+
 def main():
     module = AnsibleModule(
         argument_spec={"sysfs_root": {"type": "path", "default": "/"}},
@@ -107,15 +170,20 @@ def main():
     else:
         problems.append("ibv_devinfo not found (libibverbs-utils / rdma-core)")
     version = None
+    perftest_cuda = None
     perftest = module.get_bin_path("ib_write_bw")
     if perftest:
         # perftest exits 1 after printing its version.
         _rc, out, err = module.run_command([perftest, "--version"])
         version = parse_version(out + "\n" + err)
+        # perftest lists --use_cuda in its help only when built with CUDA.
+        _, out, err = module.run_command([perftest, "--help"])
+        perftest_cuda = "use_cuda" in out + err
     else:
         problems.append("ib_write_bw not found (perftest)")
     ports = []
-    for port in flat_ports(read_devices(root)):
+    devices = read_devices(root)
+    for port in flat_ports(devices):
         info = devinfo.get(port["device"], {}).get("ports", {}).get(port["port"], {})
         netdev = port["netdev"]
         ports.append(
@@ -128,7 +196,26 @@ def main():
                 counters=_counters(root, port["device"], port["port"]),
             )
         )
-    module.exit_json(changed=False, ports=ports, perftest_version=version, problems=problems)
+    boot_id = read_attr(os.path.join(root, "proc/sys/kernel/random/boot_id"))
+    gpus = read_gpus(root)
+    gpus["perftest_cuda"] = perftest_cuda
+    gpus["nearest"] = {}
+    nvidia_smi = module.get_bin_path("nvidia-smi") if gpus["nvidia_gpus"] else None
+    if nvidia_smi:
+        rc, out, err = module.run_command([nvidia_smi, "topo", "-m"])
+        if rc == 0:
+            gpus["nearest"] = nearest_gpus(parse_topo(out))
+        else:
+            problems.append(f"nvidia-smi topo -m failed (rc {rc}): {_one_line(err or out)}")
+    module.exit_json(
+        changed=False,
+        ports=ports,
+        devices=[_device_summary(device) for device in devices],
+        gpus=gpus,
+        boot_id=boot_id,
+        perftest_version=version,
+        problems=problems,
+    )
 
 
 if __name__ == "__main__":

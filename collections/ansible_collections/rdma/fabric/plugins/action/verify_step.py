@@ -1,0 +1,231 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""rdma_verify's planning and judging, on the controller (see modules/verify_step.py).
+
+Nothing big goes through Ansible variables: each host's plan step returns only its own
+sides; judged records are written to the run directory and read back by the report
+step. Host health is read from hostvars (``__rdma_verify_health``, set per host).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ansible import context
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+
+HEALTH_VAR = "__rdma_verify_health"
+# The schedule's result: the synchronous call's, or the async job's once finished.
+OUTCOME_VARS = ("__rdma_verify_sync", "__rdma_verify_waited")
+STEPS = ("fabric", "plan", "judge", "report")
+
+
+def _host_var(task_vars, host, name):
+    hostvars = task_vars.get("hostvars") or {}
+    try:
+        return hostvars[host].get(name)
+    except (KeyError, AttributeError):
+        return None
+
+
+def _plain(value):
+    """Ansible's tagged containers as plain JSON data."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _read(run_dir, name, default):
+    try:
+        with open(os.path.join(run_dir, f"{name}.json"), encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        return default
+
+
+def _write(run_dir, name, data):
+    os.makedirs(run_dir, exist_ok=True)
+    path = os.path.join(run_dir, f"{name}.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(path + ".tmp", path)
+
+
+def _use_async(mode, count):
+    """auto: async only when the play has more hosts than forks (then a synchronous call
+    would leave hosts waiting for a fork while their peers wait for them). Mitogen's
+    async ran no module in the Soft-RoCE lab: keep forks >= hosts there."""
+    mode = str(mode).lower()
+    if mode in ("true", "false"):
+        return mode == "true"
+    if mode != "auto":
+        raise ValueError(f"rdma_verify_async must be auto, true or false; got {mode!r}")
+    return count > int(context.CLIARGS.get("forks") or 5)
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def _health(self, task_vars, hosts):
+        return {h: _plain(_host_var(task_vars, h, HEALTH_VAR) or {}) for h in hosts}
+
+    def _pairs(self, args, hosts, host=None):
+        if args["phase"] in ("retest", "isolate"):
+            pairs = _plain(args.get("pairs") or [])
+            if host is not None:
+                pairs = [p for p in pairs if host in (p["server"], p["client"])]
+            return pairs
+        if host is not None:
+            return vt.host_pairs(hosts, host, args["mode"], int(args["rounds"]))
+        return vt.all_pairs(hosts, args["mode"], int(args["rounds"]))
+
+    def _plan(self, args, hosts, health, host=None):
+        pairs = self._pairs(args, hosts, host)
+        if host is not None:
+            wanted = {host}
+            for p in pairs:
+                wanted |= {p["server"], p["client"]} if isinstance(p, dict) else {p[1], p[2]}
+            health = {h: health[h] for h in wanted if h in health}
+        return vt.plan(
+            args["phase"], pairs, health, _plain(args["options"]), _plain(args.get("rails") or {})
+        )
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        args = self._task.args
+        step = args.get("step")
+        if step not in STEPS:
+            raise AnsibleActionFail(f"verify_step: step must be one of {', '.join(STEPS)}")
+        hosts = list(args.get("hosts") or [])
+        try:
+            if step == "fabric":
+                result.update(self._fabric(args, task_vars, hosts))
+            elif step == "plan":
+                me = task_vars["inventory_hostname"]
+                health = {h: None for h in hosts}
+                tests = self._plan(args, hosts, _LazyHealth(self, task_vars, health), me)
+                sides = vt.host_sides(me, tests)
+                options = args["options"]
+                window = int(options.get("listen_timeout", 30))
+                slot = 2 * window + int(options.get("timeout", 60)) + 10
+                last = max((s["round"] for s in sides), default=-1)
+                result.update(
+                    sides=sides,
+                    deadline=(last + 1) * slot + window + 120,
+                    use_async=_use_async(args.get("run_async", "auto"), len(hosts)),
+                )
+            elif step == "judge":
+                result.update(self._judge(args, task_vars, hosts))
+            else:
+                result.update(self._report(args, task_vars, hosts))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise AnsibleActionFail(f"verify_step {step}: {exc}") from exc
+        result["changed"] = False
+        return result
+
+    def _fabric(self, args, task_vars, hosts):
+        live = [h for h in hosts if _host_var(task_vars, h, HEALTH_VAR)]
+        health = self._health(task_vars, live)
+        out = vt.fabric(health, float(args.get("expected_rate_gbps") or 0))
+        planned = vt.plan(
+            "main",
+            vt.all_pairs(live, args["mode"], int(args["rounds"])),
+            health,
+            _plain(args["options"]),
+            out["rails"],
+        )
+        out["planned"] = {
+            "tests": len(planned),
+            "rounds": len({t["round"] for t in planned}),
+        }
+        out["hosts"] = live
+        out["unreachable"] = [h for h in hosts if h not in live]
+        if out["same_machine"]:
+            return dict(out, failed=True, msg="rdma_verify: " + "; ".join(out["same_machine"]))
+        return out
+
+    def _outcomes(self, task_vars, hosts):
+        outcomes = {}
+        for host in hosts:
+            for name in OUTCOME_VARS:
+                done = _host_var(task_vars, host, name) or {}
+                for outcome in done.get("tests") or []:
+                    outcomes[outcome["id"]] = _plain(outcome)
+        return outcomes
+
+    def _judge(self, args, task_vars, hosts):
+        phase, run_dir = args["phase"], args["run_dir"]
+        health = self._health(task_vars, hosts)
+        tests = self._plan(args, hosts, health)
+        options = _plain(args["options"])
+        records = vt.judge(tests, self._outcomes(task_vars, hosts), options.get("duration"))
+        _write(run_dir, phase, records)
+        out = {
+            "tests": len(records),
+            "tests_failed": sum(not r["passed"] for r in records),
+            "next": [],
+            "next_phase": None,
+        }
+        if phase == "main" and args.get("retest", True):
+            out["next"] = vt.retest_pairs(records, health)
+            if out["next"]:
+                out["next_phase"] = "retest"
+                return out
+        if phase in ("main", "retest"):
+            main = _read(run_dir, "main", [])
+            vt.merge_retests(main, records if phase == "retest" else [])
+            _write(run_dir, "main", main)
+            _write(run_dir, phase, records if phase == "retest" else main)
+            isolate = vt.isolation(main, health, options)
+            _write(run_dir, "isolation", isolate)
+            out["suspects"] = isolate["suspects"]
+            if args.get("isolate", True) and isolate["pairs"]:
+                out.update(next=isolate["pairs"], next_phase="isolate")
+        return out
+
+    def _report(self, args, task_vars, hosts):
+        run_dir = args.get("run_dir")
+        fabric = _plain(args.get("fabric") or {})
+        live = fabric.get("hosts") or hosts
+        health = self._health(task_vars, live)
+        records = []
+        for phase in ("main", "retest", "isolate", "latency"):
+            records += _read(run_dir, phase, []) if run_dir else []
+        isolate = _read(run_dir, "isolation", {}) if run_dir else {}
+        options = _plain(args["options"])
+        verdict = vt.verdicts(isolate, records, health, options.get("bandwidth") or {})
+        results = rdma_verify.report(
+            health,
+            records,
+            dict(isolate, verdicts=verdict),
+            options,
+            args["stamp"],
+            fabric=fabric,
+            hosts=hosts,
+        )
+        if run_dir and args.get("write"):
+            _write(run_dir, "results", results)
+        return {"results": results}
+
+
+class _LazyHealth(dict):
+    """{host: health} read from hostvars on first use (a host plans with its peers only)."""
+
+    def __init__(self, action, task_vars, hosts):
+        super().__init__(hosts)
+        self._action, self._vars = action, task_vars
+
+    def __getitem__(self, host):
+        value = super().__getitem__(host)
+        if value is None:
+            value = _plain(_host_var(self._vars, host, HEALTH_VAR) or {})
+            self[host] = value
+        return value
+
+    def get(self, host, default=None):
+        if host not in self:
+            return default
+        return self[host]

@@ -1,0 +1,149 @@
+#!/usr/bin/python
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: verify_step
+short_description: Plan and judge rdma_verify's perftest tests on the controller
+description:
+  - An action plugin (it runs on the controller) for the rdma_verify role; its interface
+    may change with the role.
+  - C(step=fabric) (run once) reads every host's health (the C(__rdma_verify_health)
+    fact), refuses two inventory names of one machine (same boot id or node GUID)
+    naming both, and sets the expected rate per rail (the rate most of the rail's ports
+    report), failing each port below it.
+  - C(step=plan) (per host) returns only this host's sides of a phase's tests, computed
+    from its own pairs of the schedule (O(rounds x rails)), for
+    M(rdma.fabric.perftest_run) C(action=schedule).
+  - C(step=judge) (run once) judges every host's outcomes (the C(__rdma_verify_done)
+    registered result), writes the records to O(run_dir) and returns the next phase's
+    tests (the retest of failed tests, then the isolation of suspect host rails).
+  - C(step=report) (run once) assembles the results document from O(run_dir).
+version_added: 0.3.0
+author: rdma-fabric contributors (@rdma-fabric)
+options:
+  step:
+    description: Which step.
+    type: str
+    required: true
+    choices: [fabric, plan, judge, report]
+  hosts:
+    description: The play's hosts, in inventory order (the schedule's order).
+    type: list
+    elements: str
+    required: true
+  phase:
+    description: The phase to plan or judge.
+    type: str
+    choices: [main, retest, isolate, latency]
+    default: main
+  mode:
+    description: The main schedule (rdma_verify_mode).
+    type: str
+    choices: [full, quick]
+    default: full
+  rounds:
+    description: Rounds of the quick schedule.
+    type: int
+    default: 2
+  options:
+    description: The test's options (binary, args, ports, timeouts, pass marks).
+    type: dict
+    required: true
+  pairs:
+    description: For retest and isolate, the tests to run (C(next) of the last judge).
+    type: list
+    elements: dict
+    default: []
+  rails:
+    description: The expectation per rail (C(rails) of the fabric step).
+    type: dict
+    default: {}
+  run_async:
+    description:
+      - For C(step=plan), run the schedule as an async task - auto (when the play has
+        more hosts than forks), true or false.
+    type: raw
+    default: auto
+  expected_rate_gbps:
+    description: For C(step=fabric), the rate every port must have (0 - the rail's majority).
+    type: float
+    default: 0
+  run_dir:
+    description: For judge and report, the controller directory of this run's records.
+    type: path
+  retest:
+    description: For C(step=judge), retest each failed main test once.
+    type: bool
+    default: true
+  isolate:
+    description: For C(step=judge), plan the isolation of suspect host rails.
+    type: bool
+    default: true
+  fabric:
+    description: For C(step=report), the fabric step's result.
+    type: dict
+    default: {}
+  stamp:
+    description: For C(step=report), the run's UTC stamp.
+    type: str
+  write:
+    description: For C(step=report), write results.json into O(run_dir).
+    type: bool
+    default: false
+attributes:
+  check_mode:
+    support: full
+    description: Reads variables and controller files only; the role runs no traffic in check mode.
+  diff_mode:
+    support: none
+    description: Nothing to diff.
+"""
+
+EXAMPLES = r"""
+- name: Plan this host's main tests
+  rdma.fabric.verify_step:
+    step: plan
+    phase: main
+    hosts: "{{ ansible_play_hosts }}"
+    options: "{{ __rdma_verify_bw_options }}"
+    rails: "{{ __rdma_verify_fabric.rails }}"
+  register: mine
+"""
+
+RETURN = r"""
+sides:
+  description: For C(step=plan), this host's server and client sides (perftest_run tests).
+  returned: step=plan
+  type: list
+  elements: dict
+deadline:
+  description: For C(step=plan), seconds the schedule may take at most (for C(async)).
+  returned: step=plan
+  type: int
+use_async:
+  description: For C(step=plan), whether to run the schedule as an async task.
+  returned: step=plan
+  type: bool
+next:
+  description: For C(step=judge), the next phase's tests.
+  returned: step=judge
+  type: list
+  elements: dict
+rails:
+  description: For C(step=fabric), the expectation per rail.
+  returned: step=fabric
+  type: dict
+checks:
+  description: For C(step=fabric), the checks across hosts.
+  returned: step=fabric
+  type: list
+  elements: dict
+results:
+  description: For C(step=report), the results document.
+  returned: step=report
+  type: dict
+"""

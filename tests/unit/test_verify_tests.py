@@ -1,0 +1,433 @@
+"""rdma_verify's tests (module_utils/verify_tests.py): the schedule per host, rails by
+name, ports per server host, expectations per rail, judging, the retest ("flaky"),
+isolation per (host, rail) in both directions, and the scale bounds."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import pair_rounds
+from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
+
+FIXTURES = Path(__file__).parent / "fixtures" / "perftest"
+OPTIONS = {
+    "kind": "bw",
+    "binary": "ib_write_bw",
+    "args": ["-s", 65536, "-q", 1, "-D", 3],
+    "duration": 3,
+    "timeout": 33,
+    "base_port": 18515,
+    "port_span": 1000,
+    "listen_timeout": 30,
+    "min_gbps": 0,
+    "min_fraction": 0.9,
+    "bidirectional": False,
+}
+
+
+def rail(name, octet, device=None, rate="400 Gb/sec (4X NDR)", host_octet=1):
+    gbps = float(rate.split()[0])
+    width, speed = rate.split("(")[1].rstrip(")").split()
+    return {
+        "rail": name,
+        "device": device or name,
+        "port": 1,
+        "link_layer": "Ethernet",
+        "rate_gbps": gbps,
+        "rate": {
+            "gbps": gbps,
+            "width": width,
+            "speed": speed,
+            "usable_gbps": round(gbps * {"QDR": 0.8, "FDR": 64 / 66}.get(speed, 1.0), 3),
+        },
+        "gid_index": 3,
+        "address": f"10.{octet}.0.{host_octet}",
+        "active": True,
+        "missing": None,
+    }
+
+
+def host(n, rails=8, boot=None, skip=(), rates=None):
+    rates = rates or {}
+    return {
+        "checks": [],
+        "perftest_version": "6.06",
+        "boot_id": boot or f"boot-{n}",
+        "node_guids": [f"guid-{n}"],
+        "rails": [
+            rail(f"mlx5_{k}", k, rate=rates.get(k, "400 Gb/sec (4X NDR)"), host_octet=n)
+            for k in range(rails)
+            if k not in skip
+        ],
+    }
+
+
+def fabric_of(count, rails=8, **over):
+    names = [f"lab{i}" for i in range(1, count + 1)]
+    health = {h: host(i, rails) for i, h in enumerate(names, 1)}
+    health.update(over)
+    return names, health
+
+
+def test_each_host_computes_its_own_pairs_of_the_circle_method():
+    for count in range(1, 14):
+        hosts = [f"h{i}" for i in range(count)]
+        for mode in ("full", "quick"):
+            reference = sorted(
+                (r, *sorted(p)) for r, pairs in enumerate(pair_rounds(hosts, mode)) for p in pairs
+            )
+            every = vt.all_pairs(hosts, mode)
+            assert sorted((r, *sorted((s, c))) for r, s, c in every) == reference
+            for h in hosts:
+                mine = vt.host_pairs(hosts, h, mode)
+                assert mine == [p for p in every if h in p[1:]]
+
+
+def test_every_host_both_sends_and_receives_in_full_mode():
+    hosts = [f"h{i}" for i in range(6)]
+    pairs = vt.all_pairs(hosts)
+    for h in hosts:
+        assert any(s == h for _, s, _ in pairs) and any(c == h for _, _, c in pairs), h
+
+
+def test_rails_by_name_a_missing_device_fails_on_its_own_rail_only():
+    names, health = fabric_of(2, lab2=host(2, 8, skip={3}))
+    fabric = vt.fabric(health)
+    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, fabric["rails"])
+    by_rail = {t["rail"]: t for t in tests}
+    assert list(by_rail) == [f"mlx5_{k}" for k in range(8)]
+    assert not by_rail["mlx5_3"]["runnable"]
+    assert by_rail["mlx5_3"]["error"] == "lab2: no RDMA port for rail mlx5_3"
+    for k in (0, 1, 2, 4, 5, 6, 7):
+        test = by_rail[f"mlx5_{k}"]
+        assert test["runnable"] and test["server_device"] == test["client_device"] == f"mlx5_{k}"
+    [check] = [c for c in fabric["checks"] if c["check"] == "rails"]
+    assert check["host"] == "lab2" and not check["ok"]
+    assert check["detail"].startswith("no RDMA port for rail mlx5_3 (the rail of lab1")
+
+
+def test_dgx_names_sort_naturally():
+    names, health = fabric_of(2, rails=12)
+    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, vt.fabric(health)["rails"])
+    assert [t["rail"] for t in tests][:4] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
+    assert [t["rail"] for t in tests][-2:] == ["mlx5_10", "mlx5_11"]
+
+
+def test_ports_are_unique_per_server_host_across_the_whole_run():
+    names, health = fabric_of(32)
+    fabric = vt.fabric(health)
+    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, fabric["rails"])
+    assert len(tests) == 31 * 16 * 8
+    per_server = {}
+    for t in tests:
+        per_server.setdefault(t["server"], []).append(t["port"])
+    for server, ports in per_server.items():
+        assert len(ports) == len(set(ports)), server
+    assert max(t["port"] for t in tests) < 18515 + 1000
+
+
+def test_one_host_plans_exactly_its_sides():
+    names, health = fabric_of(5, rails=2)
+    rails = vt.fabric(health)["rails"]
+    everything = vt.plan("main", vt.all_pairs(names), health, OPTIONS, rails)
+    for h in names:
+        mine = vt.plan("main", vt.host_pairs(names, h), health, OPTIONS, rails)
+        assert vt.host_sides(h, mine) == vt.host_sides(h, everything)
+    sides = vt.host_sides("lab1", everything)
+    client = next(s for s in sides if s["side"] == "client")
+    server = next(s for s in sides if s["side"] == "server")
+    assert client["argv"][-1].startswith("10.")
+    assert server["argv"][:7] == ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-x", "3"]
+
+
+def test_two_names_of_one_machine_are_refused_naming_both():
+    _, health = fabric_of(3, lab3=host(3, boot="boot-1"))
+    fabric = vt.fabric(health)
+    assert fabric["same_machine"] == [
+        "lab1 and lab3 are one machine (the same boot id boot-1): list each server once in "
+        "the inventory"
+    ]
+
+
+def test_expected_rate_is_the_rails_majority_and_a_slow_or_narrow_port_fails():
+    _, health = fabric_of(
+        4,
+        rails=2,
+        lab2=host(2, 2, rates={1: "200 Gb/sec (2X NDR)"}),
+        lab3=host(3, 2, rates={0: "100 Gb/sec (4X HDR)"}),
+    )
+    fabric = vt.fabric(health)
+    assert fabric["rails"]["mlx5_0"]["gbps"] == 400.0 and fabric["rails"]["mlx5_0"]["agree"] == 3
+    bad = {
+        (c["host"], c["device"])
+        for c in fabric["checks"]
+        if c["check"] == "rail rate" and not c["ok"]
+    }
+    assert bad == {("lab2", "mlx5_1"), ("lab3", "mlx5_0")}
+    detail = next(
+        c["detail"] for c in fabric["checks"] if c["host"] == "lab2" and c["device"] == "mlx5_1"
+    )
+    assert detail == (
+        "200 Gb/s (2X NDR), expected 400 Gb/s (4X NDR) (3 of 4 ports of rail mlx5_1); "
+        "trained at a lower width"
+    )
+    assert vt.expected_gbps(OPTIONS, fabric["rails"]["mlx5_1"]) == 360.0
+
+
+def test_qdr_passes_honestly_on_its_usable_bandwidth():
+    _, health = fabric_of(
+        2,
+        rails=1,
+        lab1=host(1, 1, rates={0: "40 Gb/sec (4X QDR)"}),
+        lab2=host(2, 1, rates={0: "40 Gb/sec (4X QDR)"}),
+    )
+    rails = vt.fabric(health)["rails"]
+    assert rails["mlx5_0"]["usable_gbps"] == 32.0
+    assert vt.expected_gbps(OPTIONS, rails["mlx5_0"]) == 28.8
+    assert vt.expected_gbps(dict(OPTIONS, bidirectional=True), rails["mlx5_0"]) == 57.6
+    assert vt.expected_gbps(dict(OPTIONS, min_gbps=0.005), rails["mlx5_0"]) == 0.005
+
+
+def outcome(test_id, name, rc=0, **over):
+    text = (FIXTURES / f"{name}.txt").read_text()
+    result = parse_perftest(text)
+    return dict({"id": test_id, "rc": rc, "error": result["error"], "result": result}, **over)
+
+
+GOOD = "ib_write_bw_rxe_lab_gbits_D3_client"
+
+
+def ok(test):
+    return [outcome(f"{test['id']}/client", GOOD), outcome(f"{test['id']}/server", GOOD)]
+
+
+def bad(test, name="ib_write_bw_rxe_lab_error_port_down_client"):
+    return [outcome(f"{test['id']}/client", name, rc=1), outcome(f"{test['id']}/server", GOOD)]
+
+
+LAB = dict(OPTIONS, min_gbps=0.005)
+
+
+def run_phase(phase, pairs, health, fails, rails):
+    tests = vt.plan(phase, pairs, health, LAB, rails)
+    outcomes = []
+    for t in tests:
+        outcomes += bad(t) if fails(t) else ok(t)
+    return vt.judge(tests, outcomes, 3)
+
+
+def verify(count, fails_main, fails_retest, fails_isolate, rails=1):
+    names, health = fabric_of(count, rails=rails)
+    expect = vt.fabric(health)["rails"]
+    main = run_phase("main", vt.all_pairs(names), health, fails_main, expect)
+    retest = run_phase("retest", vt.retest_pairs(main), health, fails_retest, expect)
+    vt.merge_retests(main, retest)
+    isolate = vt.isolation(main, health, LAB)
+    iso = run_phase("isolate", isolate["pairs"], health, fails_isolate, expect)
+    verdicts = vt.verdicts(isolate, main + retest + iso, health, LAB)
+    return main, retest, isolate, iso, verdicts
+
+
+def test_judge_keeps_perftests_own_error_and_the_counter_deltas():
+    names, health = fabric_of(2, rails=1)
+    [test] = vt.plan("main", vt.all_pairs(names), health, LAB, {})
+    client = outcome(f"{test['id']}/client", GOOD, deltas={"link_downed": 1, "symbol_error": 4})
+    [record] = vt.judge([test], [client, outcome(f"{test['id']}/server", GOOD)], 3)
+    assert not record["passed"]
+    assert record["error"] == f"client {test['client']}: link_downed +1 during the test"
+    assert record["deltas"] == {"client": {"link_downed": 1, "symbol_error": 4}}
+    [record] = vt.judge([test], bad(test), 3)
+    assert record["error"].startswith(f"client {test['client']}: Port number 1 state is Down")
+
+
+def test_a_pair_that_fails_once_is_retested_and_reported_flaky():
+    flap = {"id": None}
+
+    def once(t):
+        if flap["id"] is None and t["rail"] == "mlx5_0":
+            flap["id"] = t["id"]
+        return t["id"] == flap["id"]
+
+    main, retest, isolate, iso, verdicts = verify(3, once, lambda t: False, lambda t: True)
+    [flaky] = [r for r in main if r["outcome"] == "flaky"]
+    assert flaky["retest_id"] == retest[0]["id"] and retest[0]["outcome"] == "passed on retest"
+    assert [r["outcome"] for r in main].count("passed") == 2
+    assert isolate["suspects"] == [] and iso == [] and verdicts == {}
+
+
+def test_a_throttled_sender_is_named_on_its_rail_and_its_peer_is_cleared():
+    """lab3's egress is slow on mlx5_1: every test where lab3 sends on mlx5_1 fails."""
+
+    def lab3_sends(t):
+        return t["client"] == "lab3" and t["rail"] == "mlx5_1"
+
+    main, retest, isolate, iso, verdicts = verify(4, lab3_sends, lab3_sends, lab3_sends, rails=2)
+    assert all(r["outcome"] == "failed" for r in main if lab3_sends(r))
+    assert "lab3 mlx5_1" in isolate["suspects"]
+    assert "lab3 mlx5_0" not in isolate["suspects"]
+    assert all(not k.startswith("lab3") for k in isolate["good"] if k.endswith("mlx5_1"))
+    for pair in isolate["pairs"]:
+        assert "lab3" not in (pair["server"], pair["client"]) or pair["rail"] == "mlx5_1"
+    bad_verdicts = {k: v for k, v in verdicts.items() if v["bad"]}
+    assert list(bad_verdicts) == ["lab3 mlx5_1"]
+    assert bad_verdicts["lab3 mlx5_1"]["verdict"].startswith(
+        "lab3 rail mlx5_1 (mlx5_1): fails as sender against 2 good peers"
+    )
+    for key, v in verdicts.items():
+        if key != "lab3 mlx5_1":
+            assert v["bad"] is False and "good: passes both directions" in v["verdict"]
+
+
+def test_a_dead_host_is_named_and_never_a_known_good_peer():
+    def lab2(t):
+        return "lab2" in (t["server"], t["client"])
+
+    main, retest, isolate, iso, verdicts = verify(3, lab2, lab2, lab2)
+    assert isolate["suspects"] == ["lab2 mlx5_0"]
+    assert "lab2 mlx5_0" not in isolate["good"]
+    assert all(p["server"] != p["client"] for p in isolate["pairs"])
+    assert verdicts["lab2 mlx5_0"]["bad"] is True
+    assert verdicts["lab2 mlx5_0"]["verdict"] == (
+        "lab2 rail mlx5_0 (mlx5_0): fails as sender against 2 good peers (lab1, lab3) and "
+        "fails as receiver against 2 good peers (lab1, lab3)"
+    )
+
+
+def test_without_a_known_good_peer_the_verdict_is_undetermined():
+    main, retest, isolate, iso, verdicts = verify(2, lambda t: True, lambda t: True, None)
+    assert iso == [] and set(verdicts) == {"lab1 mlx5_0", "lab2 mlx5_0"}
+    assert all(v["bad"] is None and "undetermined" in v["verdict"] for v in verdicts.values())
+
+
+def test_isolation_rounds_keep_each_host_in_one_pair():
+    pairs = [
+        {"server": "a", "client": "s", "rail": "r0"},
+        {"server": "s", "client": "a", "rail": "r0"},
+        {"server": "a", "client": "s", "rail": "r1"},
+        {"server": "b", "client": "t", "rail": "r0"},
+        {"server": "a", "client": "t", "rail": "r0"},
+    ]
+    rounds = [p["round"] for p in vt.assign_rounds(pairs)]
+    assert rounds == [0, 1, 0, 0, 1] or rounds[:4] == [0, 1, 0, 0]
+    by_round = {}
+    for p in vt.assign_rounds(pairs):
+        units = by_round.setdefault(p["round"], {})
+        for h in (p["server"], p["client"]):
+            assert units.setdefault(h, (p["server"], p["client"])) == (p["server"], p["client"])
+
+
+def test_scale_32_hosts_8_rails_all_rounds_and_4096_hosts_quick():
+    """Controller work of a whole run with no traffic (the bench prints the figures;
+    this bound is generous, for a loaded 2-core machine)."""
+    names, health = fabric_of(32)
+    start = time.perf_counter()
+    fabric = vt.fabric(health)
+    sides = 0
+    for h in names:
+        mine = vt.plan("main", vt.host_pairs(names, h), health, OPTIONS, fabric["rails"])
+        sides += len(vt.host_sides(h, mine))
+    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, fabric["rails"])
+    outcomes = {}
+    for t in tests:
+        for side in ("client", "server"):
+            outcomes[f"{t['id']}/{side}"] = {
+                "id": t["id"],
+                "error": None,
+                "result": {"ok": True, "rows": [{"bytes": 65536, "bw_average_gbps": 390.0}]},
+            }
+    records = vt.judge(tests, outcomes, 3)
+    vt.isolation(records, health, OPTIONS)
+    elapsed = time.perf_counter() - start
+    assert sides == 2 * len(tests) == 2 * 3968 and all(r["passed"] for r in records)
+    assert elapsed < 10, elapsed
+
+    big = [f"node{i:05d}" for i in range(4096)]
+    rails = {f"mlx5_{k}": {"usable_gbps": 400.0} for k in range(8)}
+    big_health = {h: host(i % 250 + 1) for i, h in enumerate(big)}
+    start = time.perf_counter()
+    tests = vt.plan("main", vt.all_pairs(big, "quick", 2), big_health, OPTIONS, rails)
+    elapsed = time.perf_counter() - start
+    assert len(tests) == 2 * 2048 * 8
+    assert elapsed < 15, elapsed
+
+
+@pytest.mark.parametrize("binary", ["ib_write_bw", "ib_read_bw"])
+def test_direction_follows_the_verb(binary):
+    assert vt.sender_is_client(binary) is (binary == "ib_write_bw")
+
+
+def test_a_port_that_is_down_is_named_without_retests():
+    names, health = fabric_of(3, rails=1)
+    health["lab3"]["rails"][0]["active"] = False
+    expect = vt.fabric(health)["rails"]
+    main = run_phase(
+        "main", vt.all_pairs(names), health, lambda t: "lab3" in (t["server"], t["client"]), expect
+    )
+    assert vt.retest_pairs(main, health) == []
+    vt.merge_retests(main, [])
+    isolate = vt.isolation(main, health, LAB)
+    assert isolate["suspects"] == ["lab3 mlx5_0"] and isolate["pairs"] == []
+    [verdict] = vt.verdicts(isolate, main, health, LAB).values()
+    assert verdict["bad"] is True
+    assert verdict["verdict"] == (
+        "lab3 rail mlx5_0 (mlx5_0): bad, not retested: its port is not ACTIVE/LinkUp "
+        "(see its port state check)"
+    )
+
+
+def test_retest_rounds_start_at_zero():
+    records = [
+        {
+            "phase": "main",
+            "ran": True,
+            "passed": False,
+            "round": 4,
+            "server": "a",
+            "client": "b",
+            "rail": "r",
+        },
+        {
+            "phase": "main",
+            "ran": True,
+            "passed": False,
+            "round": 9,
+            "server": "c",
+            "client": "d",
+            "rail": "r",
+        },
+        {
+            "phase": "main",
+            "ran": False,
+            "passed": False,
+            "round": 2,
+            "server": "e",
+            "client": "f",
+            "rail": "r",
+        },
+    ]
+    assert vt.retest_pairs(records) == [
+        {"server": "a", "client": "b", "rail": "r", "round": 0},
+        {"server": "c", "client": "d", "rail": "r", "round": 1},
+    ]
+
+
+def test_report_lists_unreachable_hosts_and_per_rail_matrices():
+    names, health = fabric_of(3, rails=2)
+    expect = vt.fabric(health)["rails"]
+    main = run_phase("main", vt.all_pairs(names), health, lambda t: False, expect)
+    doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=[*names, "lab4"])
+    summary = doc["summary"]
+    assert summary["unreachable"] == ["lab4"] and summary["passed"] is False
+    assert summary["tests"] == 6 and summary["tests_passed"] == 6
+    [row] = [c for c in doc["checks"] if c["host"] == "lab4"]
+    assert row["check"] == "reachable" and not row["ok"]
+    assert doc["hosts"]["lab4"] == {"unreachable": True, "rails": []}
+    assert list(doc["matrix"]) == ["mlx5_0", "mlx5_1"]
+    cell = doc["matrix"]["mlx5_1"]["rows"][0][1]
+    assert cell["passed"] and cell["gbps"] > 0 and not cell["flaky"]
+    doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=names)
+    assert doc["summary"]["passed"] is True
