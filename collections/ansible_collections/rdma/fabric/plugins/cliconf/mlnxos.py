@@ -2,15 +2,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import annotations
 
-import json
-import re
-
-from ansible.module_utils.common.text.converters import to_text
-from ansible_collections.ansible.netcommon.plugins.module_utils.network.common.utils import to_list
-from ansible_collections.ansible.netcommon.plugins.plugin_utils.cliconf_base import CliconfBase
-
 DOCUMENTATION = r"""
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 name: mlnxos
 short_description: network_cli for MLNX-OS on NVIDIA Quantum InfiniBand switches
 description:
@@ -20,6 +13,13 @@ description:
     as NVIDIA's MLNX-OS User Manual documents them.
 version_added: 0.3.0
 """
+
+import json
+import re
+
+from ansible.module_utils.common.text.converters import to_text
+from ansible_collections.ansible.netcommon.plugins.module_utils.network.common.utils import to_list
+from ansible_collections.ansible.netcommon.plugins.plugin_utils.cliconf_base import CliconfBase
 
 _RELEASE_RE = re.compile(r"^Product release:\s*(\S+)", re.MULTILINE)
 _MODEL_RE = re.compile(r"^Chassis system type:\s*(\S+)", re.MULTILINE)
