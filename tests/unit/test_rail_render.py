@@ -317,3 +317,13 @@ def test_bind_pkeys_names_an_undefined_partition():
     ]
     bound, errors = bind_pkeys(rails, PARTITIONS)
     assert bound[0]["pkeys"][0]["pkey"] == 0x8010 and errors == []
+
+
+class _TaggedInt(int):
+    """Stands for Ansible's tagged values (int subclasses) that reach the filters."""
+
+
+def test_netplan_file_takes_ansible_values(links):
+    ethernet = [dict(link, mtu=_TaggedInt(link["mtu"])) for link in links[:2]]
+    (spec,) = rail_files(ethernet, "netplan").values()
+    assert yaml.safe_load(spec["content"])["network"]["ethernets"]["ens18np0"]["mtu"] == 4200

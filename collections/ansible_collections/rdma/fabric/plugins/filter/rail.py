@@ -52,8 +52,12 @@ def rail_files(links, backend):
         text = (
             rail_render.MANAGED
             + "\n"
+            # Plain JSON types first: Ansible's values are subclasses (tagged str, int)
+            # that yaml.safe_dump refuses.
             + yaml.safe_dump(
-                rail_render.netplan_config(links), sort_keys=False, default_flow_style=False
+                json.loads(json.dumps(rail_render.netplan_config(links))),
+                sort_keys=False,
+                default_flow_style=False,
             )
         )
         files = {NETPLAN_FILE: text} if links else {}
