@@ -235,3 +235,68 @@ def test_lab_end_to_end(lab):
     print(f"\n[e2e] reboot lab3: {time.monotonic() - start:.0f} s: {' | '.join(lines)}")
     assert rebooted, f"lab3 did not reboot (boot id {before})"
     assert "netdev eth1" in probe.stdout and "state ACTIVE" in probe.stdout, probe.stdout
+
+
+def _lab_ssh(vm: str, command: str) -> str:
+    result = subprocess.run(
+        [*LAB, "ssh", vm, command], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, f"{vm}: {command}: {result.stdout}{result.stderr}"
+    return result.stdout
+
+
+def _ipv4_gid(address: str) -> str:
+    """The RoCE v2 IPv4 GID of an address as sysfs prints it (::ffff:a.b.c.d)."""
+    a, b, c, d = (int(x) for x in address.split("."))
+    return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+
+
+RAILS_LAB = {
+    "rail0": ("eth1", "rxe0", "192.0.2", 100),
+    "rail1": ("eth2", "rxe1", "198.51.100", 101),
+}
+
+
+def test_lab_two_rails(lab):
+    """The two-rail lab as site.yml left it, lab3 after its reboot: every rail's
+    address, MTU, rule and sysctls from rdma_rails (the lab scripts assign none), both
+    rails' devices with their RoCE v2 IPv4 GIDs, and a reply to rail1's address
+    leaving by rail1."""
+    start = time.monotonic()
+    for index, vm in enumerate(["lab1", "lab2", "lab3"], start=11):
+        out = _lab_ssh(
+            vm,
+            "ip -j addr show; echo ===; ip rule show; echo ===; "
+            "cd /proc/sys/net/ipv4/conf && grep -H . eth[12]/arp_* eth[12]/rp_filter;"
+            " echo ===; for p in /sys/class/infiniband/rxe*/ports/1; do for g in $p/gids/*; do "
+            'i=${g##*/}; t=$(cat $p/gid_attrs/types/$i 2>/dev/null); echo "$p $(cat $g) $t"; '
+            "done; done",
+        )
+        addrs, rules, sysctls, gids = out.split("===\n")
+        links = {link["ifname"]: link for link in json.loads(addrs)}
+        for rail, (netdev, device, net, table) in RAILS_LAB.items():
+            address = f"{net}.{index}"
+            link = links[netdev]
+            assert link["mtu"] == 1500, (vm, rail, link)
+            assert address in [a["local"] for a in link["addr_info"]], (vm, rail, link)
+            assert re.search(rf"from {re.escape(address)} lookup {table}\b", rules), (vm, rules)
+            for key, value in (("arp_ignore", 1), ("arp_announce", 2), ("rp_filter", 2)):
+                assert f"{netdev}/{key}:{value}" in sysctls.split(), (vm, sysctls)
+            assert re.search(
+                rf"/sys/class/infiniband/{device}/ports/1 {_ipv4_gid(address)} RoCE v2", gids
+            ), (vm, rail, gids)
+        # The management NIC keeps the lab's own address; no rail file touches it.
+        assert "10.0.2.15" in [a["local"] for a in links["eth0"]["addr_info"]], links["eth0"]
+    # A reply to a ping of lab2's rail1 address leaves lab2 by rail1 (eth2): the route
+    # lookup from that address picks rail1's table, and eth2's counters move.
+    route = _lab_ssh("lab2", "ip route get 198.51.100.11 from 198.51.100.12")
+    assert "dev eth2" in route and "table 101" in route, route
+    counters = (
+        "cat /sys/class/net/eth2/statistics/tx_packets /sys/class/net/eth1/statistics/tx_packets"
+    )
+    before = [int(x) for x in _lab_ssh("lab2", counters).split()]
+    _lab_ssh("lab1", "ping -c 5 -i 0.3 -W 5 -I 198.51.100.11 198.51.100.12")
+    after = [int(x) for x in _lab_ssh("lab2", counters).split()]
+    assert after[0] - before[0] >= 5, (before, after)
+    assert after[1] - before[1] < 5, (before, after)
+    TIMINGS.append(("two-rail checks", time.monotonic() - start))
