@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Soft-RoCE lab: N qemu VMs with real RDMA (Debian's rdma_rxe) on one L2 fabric.
+"""The Soft-RoCE lab: N qemu VMs with real RDMA (Debian's rdma_rxe) on two rails.
 
     rdmalab.py image            build (or reuse) the VM image
     rdmalab.py up [--count N]   boot N VMs (default 3), write the lab inventory
@@ -8,12 +8,15 @@
     rdmalab.py ssh NAME [CMD]   a shell (or a command) on a lab VM
 
 Each VM has a management NIC (qemu user-mode network, SSH forwarded to a 127.0.0.1
-port) and a fabric NIC on one segment carried by Debian's vde_switch over a unix
-socket (never a multicast group); fabric addresses come from 192.0.2.0/24
-(TEST-NET-1, RFC 5737). The image and the SSH key are cached under
-$RDMA_FABRIC_CACHE/lab (default /var/cache/rdma-fabric/lab), keyed by a hash of their
-inputs. RDMA_LAB_ACCEL=kvm|tcg forces the accelerator; otherwise KVM is used only when
-a timed probe boots the lab kernel under it.
+port) and two fabric NICs, one per rail: eth1 on rail0's segment, eth2 on rail1's,
+each segment carried by its own Debian vde_switch over a unix socket (never a
+multicast group). The lab does not address the fabric NICs: site.yml does, from the
+rail plan in inventories/lab (rdma_rails: rail0 192.0.2.0/24, rail1 198.51.100.0/24,
+TEST-NET-1 and -2, RFC 5737; each VM's rdma_rail_host_index is written here).
+The image and the SSH key are cached under $RDMA_FABRIC_CACHE/lab (default
+/var/cache/rdma-fabric/lab), keyed by a hash of their inputs. RDMA_LAB_ACCEL=kvm|tcg
+forces the accelerator; otherwise KVM is used only when a timed probe boots the lab
+kernel under it.
 """
 
 from __future__ import annotations
@@ -36,9 +39,9 @@ CACHE = Path(os.environ.get("RDMA_FABRIC_CACHE", "/var/cache/rdma-fabric")) / "l
 # RDMA_LAB_STATE lets two checkouts run two labs (with RDMA_LAB_SSH_PORT_BASE apart).
 STATE = Path(os.environ.get("RDMA_LAB_STATE", str(CACHE / "state")))
 INVENTORY = REPO / "inventories" / "lab" / "hosts.lab.yml"
-FABRIC_NET = "192.0.2"
-# vde_switch drops frames above 1500 bytes (measured): the RoCE MTU is then 1024.
-FABRIC_MTU = int(os.environ.get("RDMA_LAB_FABRIC_MTU", "1500"))
+# One vde_switch segment per rail; the VM's NIC for rail k is eth(k+1). The addresses
+# are the rail plan's (inventories/lab/group_vars/all.yml), shown by `status`.
+RAIL_NETS = ["192.0.2", "198.51.100"]
 SSH_PORT_BASE = int(os.environ.get("RDMA_LAB_SSH_PORT_BASE", "2220"))
 VM_MEMORY_MB = int(os.environ.get("RDMA_LAB_MEMORY_MB", "1024"))
 BOOT_TIMEOUT = int(os.environ.get("RDMA_LAB_BOOT_TIMEOUT", "600"))
@@ -193,19 +196,25 @@ def ssh_ok(vm: dict) -> bool:
         return False
 
 
+def switch_pids(state: dict) -> list[int]:
+    return state.get("switch_pids") or [state["switch_pid"]]
+
+
 def lab_running(state: dict | None) -> bool:
     return (
         bool(state)
         and all(pid_alive(vm["pid"]) for vm in state["vms"])
-        and pid_alive(state["switch_pid"])
+        and all(pid_alive(pid) for pid in switch_pids(state))
+        and len(switch_pids(state)) == len(RAIL_NETS)
     )
 
 
-def start_switch() -> int:
-    sock = STATE / "fabric.vde"
-    pidfile = STATE / "vde_switch.pid"
+def start_switch(rail: int) -> int:
+    sock = STATE / f"fabric{rail}.vde"
+    pidfile = STATE / f"vde_switch{rail}.pid"
+    mgmt = STATE / f"fabric{rail}.mgmt"
     subprocess.run(
-        ["vde_switch", "-d", "-s", str(sock), "-p", str(pidfile), "-M", str(STATE / "fabric.mgmt")],
+        ["vde_switch", "-d", "-s", str(sock), "-p", str(pidfile), "-M", str(mgmt)],
         check=True,
         stdin=subprocess.DEVNULL,
     )
@@ -234,11 +243,13 @@ def start_vm(i: int, image: Path, accel: str, port: int) -> dict:
         ],
         check=True,
     )
-    address = f"{FABRIC_NET}.{10 + i}"
-    append = (
-        f"root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet systemd.hostname={name} "
-        f"rdmalab.fabric={address}/24,{FABRIC_MTU}"
-    )
+    append = f"root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet systemd.hostname={name}"
+    fabric_nics = []
+    for rail in range(len(RAIL_NETS)):
+        fabric_nics += [
+            "-netdev", f"vde,id=rail{rail},sock={STATE / f'fabric{rail}.vde'}",
+            "-device", f"virtio-net-pci,netdev=rail{rail},mac=52:54:00:{rail + 1:02x}:00:{i:02x}",
+        ]  # fmt: skip
     accel_args = (
         ["-accel", "kvm", "-cpu", "host"] if accel == "kvm" else ["-accel", "tcg", "-cpu", "max"]
     )
@@ -250,14 +261,20 @@ def start_vm(i: int, image: Path, accel: str, port: int) -> dict:
         "-device", "virtio-rng-pci",
         "-netdev", f"user,id=mgmt,ipv6=off,hostfwd=tcp:127.0.0.1:{port}-:22",
         "-device", f"virtio-net-pci,netdev=mgmt,mac=52:54:00:00:00:{i:02x}",
-        "-netdev", f"vde,id=fabric,sock={STATE / 'fabric.vde'}",
-        "-device", f"virtio-net-pci,netdev=fabric,mac=52:54:00:01:00:{i:02x}",
+        *fabric_nics,
         "-daemonize", "-pidfile", str(STATE / f"{name}.pid"),
     ]  # fmt: skip
     # qemu makes the stdio it inherits non-blocking: give it none of ours.
     subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL)
     pid = int((STATE / f"{name}.pid").read_text())
-    return {"name": name, "pid": pid, "port": port, "fabric_address": address, "accel": accel}
+    return {
+        "name": name,
+        "pid": pid,
+        "port": port,
+        "rail_host_index": 10 + i,
+        "fabric_address": f"{RAIL_NETS[0]}.{10 + i}",
+        "accel": accel,
+    }
 
 
 def write_known_hosts(vms: list[dict], image: Path) -> None:
@@ -272,6 +289,7 @@ def write_inventory(vms: list[dict]) -> None:
             "ansible_host": "127.0.0.1",
             "ansible_port": vm["port"],
             "rdma_lab_fabric_address": vm["fabric_address"],
+            "rdma_rail_host_index": vm["rail_host_index"],
         }
         for vm in vms
     }
@@ -325,9 +343,9 @@ def up(count: int) -> None:
     STATE.mkdir(parents=True, exist_ok=True)
     ports = [p for p in range(SSH_PORT_BASE, SSH_PORT_BASE + 200) if port_free(p)][:count]
     with Timer(f"booting {count} VMs ({accel}) and waiting for SSH"):
-        switch_pid = start_switch()
+        pids = [start_switch(rail) for rail in range(len(RAIL_NETS))]
         vms = [start_vm(i, image, accel, ports[i - 1]) for i in range(1, count + 1)]
-        state = {"vms": vms, "switch_pid": switch_pid, "image": str(image)}
+        state = {"vms": vms, "switch_pid": pids[0], "switch_pids": pids, "image": str(image)}
         (STATE / "state.json").write_text(json.dumps(state, indent=2))
         write_known_hosts(vms, image)
         wait_for_ssh(vms)
@@ -341,7 +359,7 @@ def down(quiet: bool = False) -> None:
     state = read_state()
     pids = []
     if state:
-        pids = [vm["pid"] for vm in state["vms"]] + [state["switch_pid"]]
+        pids = [vm["pid"] for vm in state["vms"]] + switch_pids(state)
     for pid in pids:
         if pid_alive(pid):
             os.kill(pid, signal.SIGTERM)
@@ -368,10 +386,9 @@ def status() -> int:
         return 1
     for vm in state["vms"]:
         alive = "running" if pid_alive(vm["pid"]) else "stopped"
-        print(
-            f"{vm['name']}  {alive}  ssh 127.0.0.1:{vm['port']}  "
-            f"fabric {vm['fabric_address']}  {vm['accel']}"
-        )
+        index = vm.get("rail_host_index", 0)
+        rails = " ".join(f"rail{k} {net}.{index}" for k, net in enumerate(RAIL_NETS))
+        print(f"{vm['name']}  {alive}  ssh 127.0.0.1:{vm['port']}  {rails}  {vm['accel']}")
     return 0 if lab_running(state) else 1
 
 

@@ -9,7 +9,8 @@ playbooks/verify.yml must fail after writing a report in which that VM's tests f
 a clear error, the others pass and isolation names it; lab down.
 Then (test_lab_throttled_sender_and_a_flap): lab3's fabric egress throttled with tc tbf
 and lab2's first perftest client failing once (a wrapper, the flap): verify.yml must
-name exactly lab3's rail bad, as sender, and report the lab1-lab2 pair flaky.
+name exactly lab3's rail0 bad, as sender, and report the lab1-lab2 pair flaky on rail0.
+Then (test_lab_two_rails): addresses, rules and sysctls of both rails from rdma_rails.
 RDMA_LAB_KEEP=1 leaves the lab up afterwards.
 """
 
@@ -127,22 +128,25 @@ def test_lab_end_to_end(lab):
     report = latest_report()
     assert report["summary"]["passed"] is True, report["summary"]
     pairs = [p for p in report["pairs"] if p["phase"] == "main"]
-    # Full mode, 3 hosts: 3 rounds of one pair each, every pair exactly once.
-    assert sorted(tuple(sorted((p["server"], p["client"]))) for p in pairs) == [
-        ("lab1", "lab2"),
-        ("lab1", "lab3"),
-        ("lab2", "lab3"),
-    ]
+    # Full mode, 3 hosts, 2 rails: 3 rounds of one pair each, every pair exactly once on
+    # each rail, rail k with rail k by name (rail0 is rxe0, rail1 rxe1 on every VM).
+    for rail in ("rail0", "rail1"):
+        assert sorted(
+            tuple(sorted((p["server"], p["client"]))) for p in pairs if p["rail"] == rail
+        ) == [("lab1", "lab2"), ("lab1", "lab3"), ("lab2", "lab3")], (rail, pairs)
+    assert len(pairs) == 6, pairs
     for pair in pairs:
         assert pair["passed"] is True, pair
-        assert pair["server_device"] == "rxe0" == pair["client_device"]
+        device = RAILS_LAB[pair["rail"]][1]
+        assert pair["server_device"] == device == pair["client_device"], pair
         # Real traffic: a completed run's parsed numbers, not an exit code.
         assert pair["rows"] and pair["rows"][-1]["iterations"] > 0, pair
         assert pair["measured_gbps"] > 0, pair
         print(
             f"[e2e] ib_write_bw {pair['client']} -> {pair['server']}: {pair['measured_gbps']} Gb/s"
         )
-    assert len({p["port"] for p in pairs}) == 3, "every test has its own TCP port"
+    ports = {(p["server"], p["port"]) for p in pairs}
+    assert len(ports) == len(pairs), "every test has its own TCP port on its server"
     assert {c["check"] for c in report["checks"]} >= {"port state", "RoCE v2 GID", "active MTU"}
     files = {p.name for p in (REPO / "reports" / "latest").iterdir()}
     assert {"results.json", "report.md", "report.html", "junit.xml"} <= files
@@ -169,7 +173,7 @@ def test_lab_end_to_end(lab):
     assert not diff_tasks(check.stdout), f"--check --diff printed diffs: {diff_tasks(check.stdout)}"
     assert "RDMA verification in check mode (full): 3 hosts" in check.stdout, check.stdout[-3000:]
     assert re.search(r"health checks: \d+ passed, 0 failed", check.stdout), check.stdout[-3000:]
-    assert "check mode sends no RDMA traffic (3 ib_write_bw test(s) in 3 round(s)" in check.stdout
+    assert "check mode sends no RDMA traffic (6 ib_write_bw test(s) in 3 round(s)" in check.stdout
     assert "Run this host's tests round by round" not in check.stdout
     assert os.readlink(latest) == latest_target, "a check run writes no report"
 
@@ -189,12 +193,12 @@ def test_lab_end_to_end(lab):
     report = latest_report()
     assert report["generated_utc"] != first_stamp, "the fault run wrote its own report"
     assert report["summary"]["bad_hosts"] == ["lab3"], report["isolation"]
-    assert report["summary"]["bad_rails"] == ["lab3 rxe0"], report["isolation"]
-    assert report["isolation"]["verdicts"]["lab3 rxe0"]["bad"] is True
+    assert report["summary"]["bad_rails"] == ["lab3 rail0"], report["isolation"]
+    assert report["isolation"]["verdicts"]["lab3 rail0"]["bad"] is True
     main = [p for p in report["pairs"] if p["phase"] == "main"]
     assert main, report
     for pair in main:
-        if "lab3" in (pair["server"], pair["client"]):
+        if "lab3" in (pair["server"], pair["client"]) and pair["rail"] == "rail0":
             assert pair["passed"] is False and pair["error"], pair
             print(f"[e2e] fault: {pair['client']} -> {pair['server']}: {pair['error']}")
         else:
@@ -202,11 +206,11 @@ def test_lab_end_to_end(lab):
     # lab3's port is down: its failed tests are neither retested nor isolated (its port
     # state check says why); nothing else is suspect.
     assert not [p for p in report["pairs"] if p["phase"] in ("retest", "isolate")], report
-    assert list(report["isolation"]["verdicts"]) == ["lab3 rxe0"], report["isolation"]
+    assert list(report["isolation"]["verdicts"]) == ["lab3 rail0"], report["isolation"]
     failed_checks = {(c["host"], c["check"]) for c in report["checks"] if not c["ok"]}
     assert ("lab3", "port state") in failed_checks, failed_checks
     assert {h for h, _ in failed_checks} == {"lab3"}, failed_checks
-    print(f"[e2e] fault: {report['isolation']['verdicts']['lab3 rxe0']['verdict']}")
+    print(f"[e2e] fault: {report['isolation']['verdicts']['lab3 rail0']['verdict']}")
 
     # Persistence: reboot lab3 (which also brings its fabric link back). The soft_roce
     # boot unit must re-create rxe0 on eth1 with no Ansible run.
@@ -290,14 +294,19 @@ def test_lab_throttled_sender_and_a_flap(lab):
     report = latest_report()
     summary = report["summary"]
     print(f"[e2e] faults: {json.dumps(report['isolation']['verdicts'], indent=1)}")
-    assert summary["bad_rails"] == ["lab3 rxe0"], report["isolation"]
+    assert summary["bad_rails"] == ["lab3 rail0"], report["isolation"]
     assert summary["bad_hosts"] == ["lab3"]
-    verdict = report["isolation"]["verdicts"]["lab3 rxe0"]["verdict"]
-    assert verdict.startswith("lab3 rail rxe0 (rxe0): fails as sender against"), verdict
+    verdict = report["isolation"]["verdicts"]["lab3 rail0"]["verdict"]
+    assert verdict.startswith("lab3 rail rail0 (rxe0): fails as sender against"), verdict
     assert all(
-        v["bad"] is False for k, v in report["isolation"]["verdicts"].items() if k != "lab3 rxe0"
+        v["bad"] is False for k, v in report["isolation"]["verdicts"].items() if k != "lab3 rail0"
     ), report["isolation"]
-    main = {(p["server"], p["client"]): p for p in report["pairs"] if p["phase"] == "main"}
+    # The faults are on rail0 (eth1, 192.0.2.0/24); rail1 runs clean.
+    main = {
+        (p["server"], p["client"]): p
+        for p in report["pairs"]
+        if p["phase"] == "main" and p["rail"] == "rail0"
+    }
     assert main[("lab1", "lab2")]["outcome"] == "flaky", main[("lab1", "lab2")]
     assert "Couldn't read remote address" in main[("lab1", "lab2")]["error"]
     assert main[("lab2", "lab3")]["outcome"] == "failed", main[("lab2", "lab3")]
@@ -310,3 +319,68 @@ def test_lab_throttled_sender_and_a_flap(lab):
     assert not [c for c in report["checks"] if not c["ok"]], "the health checks pass"
     markdown = (REPO / "reports" / "latest" / "report.md").read_text()
     assert "flaky" in markdown and "fails as sender" in markdown
+
+
+def _lab_ssh(vm: str, command: str) -> str:
+    result = subprocess.run(
+        [*LAB, "ssh", vm, command], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, f"{vm}: {command}: {result.stdout}{result.stderr}"
+    return result.stdout
+
+
+def _ipv4_gid(address: str) -> str:
+    """The RoCE v2 IPv4 GID of an address as sysfs prints it (::ffff:a.b.c.d)."""
+    a, b, c, d = (int(x) for x in address.split("."))
+    return f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+
+
+RAILS_LAB = {
+    "rail0": ("eth1", "rxe0", "192.0.2", 100),
+    "rail1": ("eth2", "rxe1", "198.51.100", 101),
+}
+
+
+def test_lab_two_rails(lab):
+    """The two-rail lab as site.yml left it, lab3 after its reboot: every rail's
+    address, MTU, rule and sysctls from rdma_rails (the lab scripts assign none), both
+    rails' devices with their RoCE v2 IPv4 GIDs, and a reply to rail1's address
+    leaving by rail1."""
+    start = time.monotonic()
+    for index, vm in enumerate(["lab1", "lab2", "lab3"], start=11):
+        out = _lab_ssh(
+            vm,
+            "ip -j addr show; echo ===; ip rule show; echo ===; "
+            "cd /proc/sys/net/ipv4/conf && grep -H . eth[12]/arp_* eth[12]/rp_filter;"
+            " echo ===; for p in /sys/class/infiniband/rxe*/ports/1; do for g in $p/gids/*; do "
+            'i=${g##*/}; t=$(cat $p/gid_attrs/types/$i 2>/dev/null); echo "$p $(cat $g) $t"; '
+            "done; done",
+        )
+        addrs, rules, sysctls, gids = out.split("===\n")
+        links = {link["ifname"]: link for link in json.loads(addrs)}
+        for rail, (netdev, device, net, table) in RAILS_LAB.items():
+            address = f"{net}.{index}"
+            link = links[netdev]
+            assert link["mtu"] == 1500, (vm, rail, link)
+            assert address in [a["local"] for a in link["addr_info"]], (vm, rail, link)
+            assert re.search(rf"from {re.escape(address)} lookup {table}\b", rules), (vm, rules)
+            for key, value in (("arp_ignore", 1), ("arp_announce", 2), ("rp_filter", 2)):
+                assert f"{netdev}/{key}:{value}" in sysctls.split(), (vm, sysctls)
+            assert re.search(
+                rf"/sys/class/infiniband/{device}/ports/1 {_ipv4_gid(address)} RoCE v2", gids
+            ), (vm, rail, gids)
+        # The management NIC keeps the lab's own address; no rail file touches it.
+        assert "10.0.2.15" in [a["local"] for a in links["eth0"]["addr_info"]], links["eth0"]
+    # A reply to a ping of lab2's rail1 address leaves lab2 by rail1 (eth2): the route
+    # lookup from that address picks rail1's table, and eth2's counters move.
+    route = _lab_ssh("lab2", "ip route get 198.51.100.11 from 198.51.100.12")
+    assert "dev eth2" in route and "table 101" in route, route
+    counters = (
+        "cat /sys/class/net/eth2/statistics/tx_packets /sys/class/net/eth1/statistics/tx_packets"
+    )
+    before = [int(x) for x in _lab_ssh("lab2", counters).split()]
+    _lab_ssh("lab1", "ping -c 5 -i 0.3 -W 5 -I 198.51.100.11 198.51.100.12")
+    after = [int(x) for x in _lab_ssh("lab2", counters).split()]
+    assert after[0] - before[0] >= 5, (before, after)
+    assert after[1] - before[1] < 5, (before, after)
+    TIMINGS.append(("two-rail checks", time.monotonic() - start))

@@ -27,7 +27,8 @@ inventory names each rail once, fabric-wide, in ``rdma_rails`` (group_vars/all.y
 and each host says where it sits, in host_vars or the inventory::
 
     rdma_rail_host_index: 7                    # address = subnet + 7 on every rail
-    rdma_rail_addresses: {rail0: 10.0.0.77}    # or explicitly, per rail (wins)
+    rdma_rail_addresses: {rail0: 10.0.0.77,    # or explicitly, per rail (wins); a
+                          ib0.storage: 10.9.0.7}  #   P_Key child's as RAIL.PARTITION
     rdma_rail_devices: {rail3: mlx5_7,         # a host whose names differ maps a rail
                         rail4: {pci: "0000:9a:00.0"}}   # by device, netdev or pci
 
@@ -35,6 +36,11 @@ Addresses: on a shared (L2) rail subnet, host index i gets subnet + i (i from 1 
 last usable address). With ``prefix_length: 31`` each host owns the i-th /31 of the
 subnet: the leaf has its even address, the host the odd one (gateway ``peer`` = the
 leaf); with ``prefix_length: 30`` the i-th /30: leaf first usable, host second.
+
+P_Keys: ``bind_pkeys`` checks each rail's ``pkeys`` against ib_subnet_manager_partitions
+(an unknown partition is an error naming both variables) and adds ``pkey`` (the child's
+full-member P_Key, e.g. 0x8010) and ``netdev_suffix`` ("8010": the child is ib0.8010);
+``host_rails`` gives each pkey with a subnet the host's ``address`` on it.
 
 Consumers: the rdma_rails role (addresses, MTU, routing, IPoIB, /etc/nccl.conf),
 rdma_verify (rail k is tested with rail k, by name; per-rail address/MTU checks),
@@ -412,13 +418,15 @@ def host_rails(rails, host, host_vars):
     explicit = host_vars.get("rdma_rail_addresses") or {}
     devices = host_vars.get("rdma_rail_devices") or {}
     names = {rail["name"] for rail in rails}
+    pkey_names = {f"{r['name']}.{p['partition']}" for r in rails for p in r.get("pkeys") or []}
     for var, value in (("rdma_rail_addresses", explicit), ("rdma_rail_devices", devices)):
         if not isinstance(value, dict):
             errors.append(
                 f"{host}: {var} must be a dictionary of rail name -> value; got {value!r}"
             )
             return None, errors
-        for name in sorted(set(value) - names):
+        allowed = names | pkey_names if var == "rdma_rail_addresses" else names
+        for name in sorted(set(value) - allowed):
             errors.append(f"{host}: {var} names rail {name!r}, which rdma_rails does not define")
     if index not in (None, ""):
         parsed = _int(index)
@@ -453,6 +461,8 @@ def host_rails(rails, host, host_vars):
             if got is None:
                 continue
             entry["address"], entry["prefix_length"], entry["gateway"] = got
+        if rail["pkeys"]:
+            entry["pkeys"] = _pkey_addresses(rail, host, index, explicit, errors)
         if rail["subnet6"]:
             given = explicit.get(rail["name"])
             if isinstance(given, dict) and given.get("ipv6"):
@@ -462,6 +472,97 @@ def host_rails(rails, host, host_vars):
                 entry["address6"] = str(ipaddress.ip_address(int(net6.network_address) + index))
         out.append(entry)
     return (None, errors) if errors else (out, [])
+
+
+def _pkey_addresses(rail, host, index, explicit, errors):
+    """The rail's pkeys, each with the host's ``address`` on its subnet (or None).
+
+    The address is subnet + rdma_rail_host_index, or rdma_rail_addresses given under
+    "RAIL.PARTITION" (e.g. ``ib0.storage: 10.9.0.7``).
+    """
+    out = []
+    for pkey in rail.get("pkeys") or []:
+        entry = dict(pkey, address=None)
+        if pkey.get("subnet"):
+            net = ipaddress.ip_network(pkey["subnet"])
+            key = f"{rail['name']}.{pkey['partition']}"
+            given = explicit.get(key)
+            if given not in (None, ""):
+                try:
+                    address = ipaddress.ip_interface(str(given)).ip
+                except ValueError:
+                    address = None
+                if address is None or address not in net:
+                    errors.append(
+                        f"{host}: rdma_rail_addresses.{key} must be an address of {net}; "
+                        f"got {given!r}"
+                    )
+                    continue
+            elif index is None:
+                errors.append(
+                    f"{host}: no address on {key}: set rdma_rail_host_index or "
+                    f"rdma_rail_addresses.{key}"
+                )
+                continue
+            else:
+                last = net.num_addresses - 2
+                if not 1 <= index <= last:
+                    errors.append(
+                        f"{host}: rdma_rail_host_index {index} is no usable address of {key}'s "
+                        f"subnet {net} (1-{last})"
+                    )
+                    continue
+                address = ipaddress.ip_address(int(net.network_address) + index)
+            entry["address"] = str(address)
+        out.append(entry)
+    return out
+
+
+def bind_pkeys(rails, partitions):
+    """(rails whose pkeys carry ``pkey`` (the child's full-member P_Key, an int) and
+    ``netdev_suffix`` ("8010"), errors). partitions: ib_subnet_manager_partitions.
+
+    A rail's pkey naming a partition that ib_subnet_manager_partitions does not define
+    is an error naming both variables, so the hosts and the subnet manager can't
+    disagree.
+    """
+    known = {}
+    for part in partitions or []:
+        if isinstance(part, dict) and isinstance(part.get("name"), str):
+            value = part.get("pkey")
+            try:
+                number = int(value, 16) if isinstance(value, str) else int(value)
+            except (TypeError, ValueError):
+                continue
+            known[part["name"]] = number & 0x7FFF
+    errors = []
+    out = []
+    for rail in rails:
+        pkeys = []
+        for index, pkey in enumerate(rail.get("pkeys") or []):
+            name = pkey["partition"]
+            if name not in known:
+                errors.append(
+                    f"{_rail_name(rail['position'], rail)}.pkeys[{index}].partition {name!r} is "
+                    "no partition of ib_subnet_manager_partitions (defined: "
+                    f"{', '.join(sorted(known)) or 'none'})"
+                )
+                continue
+            full = known[name] | 0x8000
+            pkeys.append(dict(pkey, pkey=full, netdev_suffix=f"{full:04x}"))
+        out.append(dict(rail, pkeys=pkeys))
+    return (None, errors) if errors else (out, [])
+
+
+def _addresses(entry):
+    """(where, address) of every address a host has on one rail: IPv4, IPv6, P_Keys."""
+    if entry["address"]:
+        yield entry["name"], entry["address"]
+    if entry["address6"]:
+        yield entry["name"], entry["address6"]
+    for pkey in entry["pkeys"]:
+        if pkey.get("address"):
+            yield f"{entry['name']}.{pkey['partition']}", pkey["address"]
 
 
 def fabric_rails(rails, hosts_vars, policy_mtu=None):
@@ -482,15 +583,13 @@ def fabric_rails(rails, hosts_vars, policy_mtu=None):
             continue
         plan[host] = entries
         for entry in entries:
-            for key in ("address", "address6"):
-                if entry[key]:
-                    other = owners.setdefault(entry[key], host)
-                    if other != host:
-                        errors.append(
-                            f"{host} and {other} have the same address {entry[key]} on rail "
-                            f"{entry['name']} "
-                            "(rdma_rail_host_index / rdma_rail_addresses)"
-                        )
+            for where, address in _addresses(entry):
+                other = owners.setdefault(address, host)
+                if other != host:
+                    errors.append(
+                        f"{host} and {other} have the same address {address} on rail {where} "
+                        "(rdma_rail_host_index / rdma_rail_addresses)"
+                    )
     return (None, errors) if errors else (plan, [])
 
 

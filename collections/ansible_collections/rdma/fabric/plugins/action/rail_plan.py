@@ -1,0 +1,65 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Controller side of rdma.fabric.rail_plan: the whole fabric's rail plan in one pass.
+
+Runs on the controller only (nothing is sent to a host). Reads each listed host's
+rdma_rail_host_index, rdma_rail_addresses and rdma_rail_devices from hostvars once,
+so one run_once task checks 1,000 hosts x 8 rails (duplicate addresses across hosts
+name both hosts) for the price of reading three variables per host.
+"""
+
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
+    bind_pkeys,
+    fabric_rails,
+    normalize_rails,
+)
+
+HOST_VARS = ("rdma_rail_host_index", "rdma_rail_addresses", "rdma_rail_devices")
+ARGS = {
+    "rails": {"type": "list", "elements": "dict", "required": True},
+    "policy_mtu": {"type": "int"},
+    "hosts": {"type": "list", "elements": "str", "required": True},
+    "partitions": {"type": "list", "elements": "dict"},
+}
+
+
+def build_plan(rails, hosts_vars, policy_mtu=None, partitions=None):
+    """(plan, errors): fabric_rails, then each rail's pkeys bound to the partitions."""
+    filled, errors = normalize_rails(rails, policy_mtu)
+    if not errors:
+        _, errors = bind_pkeys(filled, partitions)
+    if errors:
+        return None, errors
+    plan, errors = fabric_rails(rails, hosts_vars, policy_mtu)
+    if errors:
+        return None, errors
+    return {host: bind_pkeys(entries, partitions)[0] for host, entries in plan.items()}, []
+
+
+class ActionModule(ActionBase):
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        _, args = self.validate_argument_spec(argument_spec=ARGS)
+        hostvars = task_vars["hostvars"]
+        hosts_vars = {}
+        for host in args["hosts"]:
+            values = hostvars.get(host) or {}
+            hosts_vars[host] = {key: values.get(key) for key in HOST_VARS}
+        plan, errors = build_plan(args["rails"], hosts_vars, args["policy_mtu"], args["partitions"])
+        result["changed"] = False
+        if errors:
+            result["failed"] = True
+            result["errors"] = errors
+            result["msg"] = "invalid rail plan:\n" + "\n".join(errors)
+            return result
+        result["plan"] = plan
+        result["hosts"] = len(plan)
+        result["rails"] = len(args["rails"])
+        return result

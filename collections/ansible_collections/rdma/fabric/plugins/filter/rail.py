@@ -1,0 +1,105 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the rdma_rails role: bind a host's rails, render them, compare with the
+live state. Documentation: rail_*.yml beside this file."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from ansible.errors import AnsibleFilterError
+from ansible_collections.rdma.fabric.plugins.module_utils import rail_render
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import resolve_rails
+
+DIRS = {
+    "networkd": "/etc/systemd/network",
+    "netplan": "/etc/netplan",
+    "networkmanager": "/etc/NetworkManager/system-connections",
+}
+NETPLAN_FILE = "60-rdma-rails.yaml"
+
+
+def rail_resolve(entries, devices, host="this host", management=None):
+    """A host's rails bound to its RDMA ports; fails naming the host and what is
+    missing, or a rail on a management interface."""
+    resolved, errors = resolve_rails(entries or [], devices or [], host)
+    if not errors:
+        errors = [
+            f"{host}: rail {e['name']} is on netdev {e['netdev']}, the management interface "
+            "(rdma_rails never touches it: check rdma_rails / rdma_rail_devices)"
+            for e in resolved
+            if e["netdev"] and e["netdev"] in (management or [])
+        ]
+    if errors:
+        raise AnsibleFilterError("invalid rail plan:\n" + "\n".join(errors))
+    return resolved
+
+
+def rail_links(entries):
+    return rail_render.rail_links(entries or [])
+
+
+def rail_files(links, backend):
+    """{path: {content, mode}} of the backend's files for these links."""
+    if backend == "networkd":
+        files = rail_render.networkd_files(links)
+        mode = "0644"
+    elif backend == "netplan":
+        errors = rail_render.netplan_errors(links)
+        if errors:
+            raise AnsibleFilterError("\n".join(errors))
+        text = (
+            rail_render.MANAGED
+            + "\n"
+            # Plain JSON types first: Ansible's values are subclasses (tagged str, int)
+            # that yaml.safe_dump refuses.
+            + yaml.safe_dump(
+                json.loads(json.dumps(rail_render.netplan_config(links))),
+                sort_keys=False,
+                default_flow_style=False,
+            )
+        )
+        files = {NETPLAN_FILE: text} if links else {}
+        mode = "0600"
+    elif backend == "networkmanager":
+        files = rail_render.nm_keyfiles(links)
+        mode = "0600"
+    else:
+        raise AnsibleFilterError(f"rdma_rails_backend: unknown backend {backend!r}")
+    return {
+        f"{DIRS[backend]}/{name}": {"content": text, "mode": mode} for name, text in files.items()
+    }
+
+
+def rail_drift(links, probe):
+    """{netdev: [what differs]}. probe: the role's probe output: ip -j addr, ip -j -4
+    rule and ip -j -6 rule (one JSON document a line, blank lines between), then
+    path:value lines of /proc/sys."""
+    docs, sysctl = [], []
+    for line in (probe or "").splitlines():
+        if not line.strip():
+            continue
+        if len(docs) < 3 and line.lstrip().startswith("["):
+            docs.append(json.loads(line))
+        else:
+            sysctl.append(line)
+    docs += [[]] * (3 - len(docs))
+    return rail_render.live_drift(links, docs[0], docs[1] + docs[2], "\n".join(sysctl))
+
+
+def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None):
+    return rail_render.nccl_conf(entries or [], traffic_class, socket_ifname, extra)
+
+
+class FilterModule:
+    def filters(self):
+        return {
+            "rail_resolve": rail_resolve,
+            "rail_links": rail_links,
+            "rail_files": rail_files,
+            "rail_drift": rail_drift,
+            "rail_nccl": rail_nccl,
+            "rail_sysctl": rail_render.sysctl_conf,
+            "rail_sysctl_paths": rail_render.sysctl_paths,
+        }

@@ -1,0 +1,362 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The rail plan of one host rendered for the OS's own network stack.
+
+Input: a host's rails after ``rails.resolve_rails`` (each with its ``netdev``) and
+``rails.bind_pkeys``. ``rail_links`` turns them into links (the rail netdev, and an
+IPoIB P_Key child per partition), each with its addresses, the routes of its rail's
+table and the ``ip rule from <address> table <rail>`` that makes replies leave by the
+NIC they came in on (NVIDIA's multi-homed RoCE setup: one table per rail,
+arp_ignore=1, arp_announce=2, rp_filter=2). The renderers write:
+
+- systemd-networkd: one .network per link, one .netdev per P_Key child;
+- netplan: one YAML file (renderer networkd; no P_Key children: netplan has none);
+- NetworkManager: one keyfile per link (EL);
+- the per-netdev sysctl.d file and /etc/nccl.conf.
+
+``live_drift`` compares links with the kernel's state (``ip -j addr``, ``ip -j rule``,
+/proc/sys values), so a run repairs a rail whose files are right but whose live
+state is not.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+
+MANAGED = "# Managed by rdma-fabric (rdma_rails): do not edit; change rdma_rails instead."
+SYSCTLS = (("arp_ignore", 1), ("arp_announce", 2), ("rp_filter", 2))
+PREFIX = "40-rdma-rail-"
+
+
+def _v4_routes(address, prefix_length, subnet, gateway, table):
+    """Routes of one IPv4 rail address: its own block and, on an L3 rail, the rail's
+    subnet via the leaf (also in the main table); a gateway is the table's default."""
+    block = ipaddress.ip_interface(f"{address}/{prefix_length}").network
+    routes = [{"to": str(block), "table": table, "scope": "link"}]
+    if gateway and str(block) != subnet:
+        routes.append({"to": subnet, "via": gateway, "table": table})
+        routes.append({"to": subnet, "via": gateway, "table": None})
+    if gateway:
+        routes.append({"to": "0.0.0.0/0", "via": gateway, "table": table})
+    return routes
+
+
+def rail_links(entries):
+    """Links of one host's rails, in rail order: dicts with rail, netdev, kind
+    (ethernet | ipoib | ipoib_child), parent, mode, pkey, mtu, addresses (CIDR),
+    routes ({to, via?, table (None: main), scope?}), rules ({from, table, priority}),
+    children (netdevs of P_Key children)."""
+    links = []
+    for entry in entries:
+        table = entry["table"]
+        infiniband = entry["link_layer"] == "infiniband"
+        addresses, routes, rules = [], [], []
+        if entry.get("address"):
+            addresses.append(f"{entry['address']}/{entry['prefix_length']}")
+            routes += _v4_routes(
+                entry["address"], entry["prefix_length"], entry["subnet"], entry["gateway"], table
+            )
+            rules.append({"from": entry["address"], "table": table, "priority": table})
+        if entry.get("address6"):
+            net6 = ipaddress.ip_network(entry["subnet6"])
+            addresses.append(f"{entry['address6']}/{net6.prefixlen}")
+            routes.append({"to": str(net6), "table": table, "scope": "link"})
+            rules.append({"from": entry["address6"], "table": table, "priority": table})
+        children = []
+        for pkey in entry.get("pkeys") or []:
+            child = f"{entry['netdev']}.{pkey['netdev_suffix']}"
+            children.append(child)
+            child_addresses, child_routes, child_rules = [], [], []
+            if pkey.get("address"):
+                net = ipaddress.ip_network(pkey["subnet"])
+                child_addresses.append(f"{pkey['address']}/{net.prefixlen}")
+                child_routes.append({"to": str(net), "table": table, "scope": "link"})
+                child_rules.append({"from": pkey["address"], "table": table, "priority": table})
+            links.append(
+                {
+                    "rail": entry["name"],
+                    "partition": pkey["partition"],
+                    "netdev": child,
+                    "kind": "ipoib_child",
+                    "parent": entry["netdev"],
+                    "mode": entry["ipoib_mode"],
+                    "pkey": f"0x{pkey['pkey']:04x}",
+                    "mtu": pkey.get("mtu") or entry["mtu"],
+                    "addresses": child_addresses,
+                    "routes": child_routes,
+                    "rules": child_rules,
+                    "children": [],
+                }
+            )
+        links.insert(
+            len(links) - len(children),
+            {
+                "rail": entry["name"],
+                "partition": None,
+                "netdev": entry["netdev"],
+                "kind": "ipoib" if infiniband else "ethernet",
+                "parent": None,
+                "mode": entry["ipoib_mode"],
+                "pkey": None,
+                "mtu": entry["mtu"],
+                "addresses": addresses,
+                "routes": routes,
+                "rules": rules,
+                "children": children,
+            },
+        )
+    return links
+
+
+def _file_stem(link):
+    name = link["rail"] + (f".{link['partition']}" if link["partition"] else "")
+    return PREFIX + name
+
+
+def _ini(sections):
+    """INI text from [(section, [(key, value), ...]), ...]; None values are left out."""
+    out = [MANAGED]
+    for section, pairs in sections:
+        out.append("")
+        out.append(f"[{section}]")
+        out += [f"{key}={value}" for key, value in pairs if value is not None]
+    return "\n".join(out) + "\n"
+
+
+def networkd_files(links):
+    """{file name: text} for /etc/systemd/network."""
+    files = {}
+    for link in links:
+        stem = _file_stem(link)
+        network = [
+            ("Match", [("Name", link["netdev"])]),
+            ("Link", [("MTUBytes", link["mtu"]), ("RequiredForOnline", "no")]),
+            (
+                "Network",
+                [("Description", f"rdma-fabric rail {link['rail']}")]
+                + [("Address", a) for a in link["addresses"]]
+                + [("DHCP", "no"), ("IPv6AcceptRA", "no"), ("ConfigureWithoutCarrier", "yes")]
+                + [("IPoIB", child) for child in link["children"]],
+            ),
+        ]
+        if link["kind"] == "ipoib":
+            network.append(("IPoIB", [("Mode", link["mode"])]))
+        for route in link["routes"]:
+            network.append(
+                (
+                    "Route",
+                    [
+                        ("Destination", route["to"]),
+                        ("Gateway", route.get("via")),
+                        ("Table", route["table"]),
+                        ("Scope", route.get("scope")),
+                    ],
+                )
+            )
+        for rule in link["rules"]:
+            network.append(
+                (
+                    "RoutingPolicyRule",
+                    [
+                        ("From", rule["from"]),
+                        ("Table", rule["table"]),
+                        ("Priority", rule["priority"]),
+                    ],
+                )
+            )
+        files[stem + ".network"] = _ini(network)
+        if link["kind"] == "ipoib_child":
+            files[stem + ".netdev"] = _ini(
+                [
+                    ("NetDev", [("Name", link["netdev"]), ("Kind", "ipoib")]),
+                    ("IPoIB", [("PartitionKey", link["pkey"]), ("Mode", link["mode"])]),
+                ]
+            )
+    return files
+
+
+def netplan_errors(links):
+    """What netplan cannot express: IPoIB P_Key child interfaces."""
+    return [
+        f"rail {link['rail']}: netplan has no IPoIB P_Key child interfaces "
+        f"({link['netdev']}); use rdma_rails_backend: networkd on this host"
+        for link in links
+        if link["kind"] == "ipoib_child"
+    ]
+
+
+def netplan_config(links):
+    """The netplan document (a dict; dump it as YAML) for /etc/netplan."""
+    ethernets = {}
+    for link in links:
+        config = {
+            "mtu": link["mtu"],
+            "dhcp4": False,
+            "dhcp6": False,
+            "accept-ra": False,
+            "ignore-carrier": True,
+            "optional": True,
+        }
+        if link["addresses"]:
+            config["addresses"] = list(link["addresses"])
+        if link["kind"] == "ipoib":
+            config["infiniband-mode"] = link["mode"]
+        routes = []
+        for route in link["routes"]:
+            item = {"to": "default" if route["to"] == "0.0.0.0/0" else route["to"]}
+            if route.get("via"):
+                item["via"] = route["via"]
+            if route.get("scope"):
+                item["scope"] = route["scope"]
+            if route["table"] is not None:
+                item["table"] = route["table"]
+            routes.append(item)
+        if routes:
+            config["routes"] = routes
+        if link["rules"]:
+            config["routing-policy"] = [
+                {"from": r["from"], "table": r["table"], "priority": r["priority"]}
+                for r in link["rules"]
+            ]
+        ethernets[link["netdev"]] = config
+    return {"network": {"version": 2, "renderer": "networkd", "ethernets": ethernets}}
+
+
+def nm_keyfiles(links):
+    """{file name: text} for /etc/NetworkManager/system-connections (mode 0600)."""
+    files = {}
+    for link in links:
+        conn_id = "rdma-" + link["rail"] + (f"-{link['partition']}" if link["partition"] else "")
+        infiniband = link["kind"] != "ethernet"
+        kind = "infiniband" if infiniband else "ethernet"
+        sections = [
+            (
+                "connection",
+                [
+                    ("id", conn_id),
+                    ("type", kind),
+                    ("interface-name", link["netdev"]),
+                    ("autoconnect", "true"),
+                ],
+            ),
+            (
+                kind,
+                [
+                    ("mtu", link["mtu"]),
+                    ("transport-mode", link["mode"] if infiniband else None),
+                    ("parent", link["parent"]),
+                    ("p-key", link["pkey"]),
+                ],
+            ),
+        ]
+        v4 = [a for a in link["addresses"] if ":" not in a]
+        v6 = [a for a in link["addresses"] if ":" in a]
+        ipv4 = [("method", "manual" if v4 else "disabled"), ("never-default", "true")]
+        ipv4 += [(f"address{i}", a) for i, a in enumerate(v4, 1)]
+        routes = [r for r in link["routes"] if ":" not in r["to"]]
+        for i, route in enumerate(routes, 1):
+            ipv4.append(
+                (f"route{i}", route["to"] + (f",{route['via']}" if route.get("via") else ""))
+            )
+            if route["table"] is not None:
+                ipv4.append((f"route{i}_options", f"table={route['table']}"))
+        rules4 = [r for r in link["rules"] if ":" not in r["from"]]
+        ipv4 += [
+            (f"routing-rule{i}", f"priority {r['priority']} from {r['from']} table {r['table']}")
+            for i, r in enumerate(rules4, 1)
+        ]
+        ipv6 = [("method", "manual" if v6 else "link-local"), ("never-default", "true")]
+        ipv6 += [(f"address{i}", a) for i, a in enumerate(v6, 1)]
+        rules6 = [r for r in link["rules"] if ":" in r["from"]]
+        ipv6 += [
+            (f"routing-rule{i}", f"priority {r['priority']} from {r['from']} table {r['table']}")
+            for i, r in enumerate(rules6, 1)
+        ]
+        sections += [("ipv4", ipv4), ("ipv6", ipv6)]
+        files[f"{conn_id}.nmconnection"] = _ini(sections)
+    return files
+
+
+def _sysctl_key(netdev, name):
+    # sysctl.d: a netdev name with a dot (ib0.8010) needs the slash form.
+    if "." in netdev:
+        return f"net/ipv4/conf/{netdev}/{name}"
+    return f"net.ipv4.conf.{netdev}.{name}"
+
+
+def sysctl_conf(links):
+    """/etc/sysctl.d text: arp_ignore=1, arp_announce=2, rp_filter=2 per rail netdev."""
+    lines = [
+        MANAGED,
+        "# Several RDMA NICs on one host (NVIDIA's multi-homed RoCE setup): answer ARP only",
+        "# on the NIC that owns the address, announce that address, loose reverse path.",
+    ]
+    for link in links:
+        lines += [f"{_sysctl_key(link['netdev'], k)} = {v}" for k, v in SYSCTLS]
+    return "\n".join(lines) + "\n"
+
+
+def sysctl_paths(links):
+    """/proc/sys paths live_drift reads (``grep -H '' PATH...`` prints path:value)."""
+    return [f"/proc/sys/net/ipv4/conf/{link['netdev']}/{k}" for link in links for k, _ in SYSCTLS]
+
+
+def nccl_conf(entries, traffic_class=None, socket_ifname=None, extra=None):
+    """/etc/nccl.conf text: NCCL_IB_HCA (rail devices in rail order, exact match),
+    NCCL_IB_TC (RoCE rails only), NCCL_SOCKET_IFNAME, then extra settings."""
+    hca = ",".join(f"{e['device']}:{e['port']}" for e in entries if e.get("device"))
+    lines = [MANAGED]
+    if hca:
+        lines.append(f"NCCL_IB_HCA=={hca}")
+    if traffic_class is not None and any(e["link_layer"] == "ethernet" for e in entries):
+        lines.append(f"NCCL_IB_TC={int(traffic_class)}")
+    if socket_ifname:
+        lines.append(f"NCCL_SOCKET_IFNAME={socket_ifname}")
+    for key, value in sorted((extra or {}).items()):
+        lines.append(f"{key}={value}")
+    return "\n".join(lines) + "\n"
+
+
+def _json(value):
+    if isinstance(value, str):
+        value = json.loads(value or "[]")
+    return value or []
+
+
+def live_drift(links, addr_json, rule_json, sysctl_text):
+    """{netdev: [what differs]} between the links and the kernel's live state.
+
+    addr_json: ``ip -j addr show`` output; rule_json: ``ip -j rule show`` plus
+    ``ip -j -6 rule show`` (lists, or their text); sysctl_text: ``grep -H ''`` over
+    sysctl_paths(links).
+    """
+    by_name = {i.get("ifname"): i for i in _json(addr_json)}
+    rules = {(r.get("src"), str(r.get("table"))) for r in _json(rule_json)}
+    values = {}
+    for line in (sysctl_text or "").splitlines():
+        path, _, value = line.partition(":")
+        values[path] = value.strip()
+    drift = {}
+    for link in links:
+        reasons = []
+        live = by_name.get(link["netdev"])
+        if live is None:
+            drift[link["netdev"]] = ["missing"]
+            continue
+        if live.get("mtu") != link["mtu"]:
+            reasons.append(f"mtu {live.get('mtu')} != {link['mtu']}")
+        have = {f"{a.get('local')}/{a.get('prefixlen')}" for a in live.get("addr_info") or []}
+        reasons += [f"address {a} missing" for a in link["addresses"] if a not in have]
+        reasons += [
+            f"rule from {r['from']} table {r['table']} missing"
+            for r in link["rules"]
+            if (r["from"], str(r["table"])) not in rules
+        ]
+        for key, wanted in SYSCTLS:
+            path = f"/proc/sys/net/ipv4/conf/{link['netdev']}/{key}"
+            if values.get(path) != str(wanted):
+                reasons.append(f"{key} {values.get(path)} != {wanted}")
+        if reasons:
+            drift[link["netdev"]] = reasons
+    return drift

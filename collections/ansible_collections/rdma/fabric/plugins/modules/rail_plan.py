@@ -1,0 +1,89 @@
+#!/usr/bin/python
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: rail_plan
+short_description: Check the fabric's rail plan (rdma_rails) for every host at once
+description:
+  - Runs on the controller (an action plugin; nothing runs on a host). Fills the
+    defaults of C(rdma_rails), reads each listed host's C(rdma_rail_host_index),
+    C(rdma_rail_addresses) and C(rdma_rail_devices) from hostvars and returns every
+    host's addresses on every rail.
+  - Fails, before anything changes, with every error, each naming the variable and
+    the host(s) - for example the same address on two hosts (both named), an address
+    outside its rail's subnet, a host without C(rdma_rail_host_index) or explicit
+    addresses, or a P_Key partition that C(ib_subnet_manager_partitions) does not define.
+  - Meant for C(run_once), so the fabric-wide check costs one pass over the hosts.
+version_added: 0.3.0
+author: rdma-fabric contributors
+options:
+  rails:
+    description: The fabric-wide rail plan, C(rdma_rails) (see module_utils/rails.py).
+    type: list
+    elements: dict
+    required: true
+  policy_mtu:
+    description: C(rdma_roce_policy.mtu), the default MTU of Ethernet (RoCE) rails.
+    type: int
+  hosts:
+    description: The hosts whose addresses are planned and checked against each other.
+    type: list
+    elements: str
+    required: true
+  partitions:
+    description:
+      - C(ib_subnet_manager_partitions) (each with C(name) and C(pkey)); the rails'
+        C(pkeys) name these partitions.
+    type: list
+    elements: dict
+attributes:
+  check_mode:
+    support: full
+    description: Reads only; the same in check mode.
+  diff_mode:
+    support: none
+    description: Changes nothing, so there is no diff.
+"""
+
+EXAMPLES = r"""
+- name: Check the rail plan of the whole fabric once
+  rdma.fabric.rail_plan:
+    rails: "{{ rdma_rails }}"
+    policy_mtu: "{{ rdma_roce_policy.mtu | default(omit) }}"
+    hosts: "{{ groups['rdma_hosts'] }}"
+    partitions: "{{ ib_subnet_manager_partitions | default([]) }}"
+  run_once: true
+  register: rail_plan
+
+- name: This host's rails
+  ansible.builtin.debug:
+    msg: "{{ rail_plan.plan[inventory_hostname] }}"
+"""
+
+RETURN = r"""
+plan:
+  description:
+    - Per host, its rails in rail order, each with C(name), C(selector), C(port),
+      C(link_layer), C(address), C(prefix_length), C(gateway), C(address6), C(mtu),
+      C(table), C(ipoib_mode), C(pkeys) (with C(pkey), C(netdev_suffix), C(address)).
+  returned: success
+  type: dict
+  sample: {"gpu01": [{"name": "rail0", "address": "10.0.0.1", "mtu": 9000, "table": 100}]}
+hosts:
+  description: How many hosts were planned.
+  returned: success
+  type: int
+rails:
+  description: How many rails the plan has.
+  returned: success
+  type: int
+errors:
+  description: Every error, one a line, each naming the variable and host(s).
+  returned: failure
+  type: list
+  elements: str
+"""
