@@ -30,7 +30,7 @@ def build_plan(rails, hosts_vars, policy_mtu=None, partitions=None):
     """(plan, errors): fabric_rails, then each rail's pkeys bound to the partitions."""
     filled, errors = normalize_rails(rails, policy_mtu)
     if not errors:
-        _, errors = bind_pkeys(filled, partitions)
+        _bound, errors = bind_pkeys(filled, partitions)
     if errors:
         return None, errors
     plan, errors = fabric_rails(rails, hosts_vars, policy_mtu)
@@ -46,7 +46,7 @@ class ActionModule(ActionBase):
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
-        _, args = self.validate_argument_spec(argument_spec=ARGS)
+        _spec, args = self.validate_argument_spec(argument_spec=ARGS)
         hostvars = task_vars["hostvars"]
         hosts_vars = {}
         for host in args["hosts"]:

@@ -75,7 +75,7 @@ def nearest_gpus(topo, nics=None):
         ]
         if not ranked:
             continue
-        _, _, index, gpu, link = min(ranked)
+        _rank, _kind, index, gpu, link = min(ranked)
         taken.add(gpu)
         out[nic] = {"gpu": index, "link": link}
     return out

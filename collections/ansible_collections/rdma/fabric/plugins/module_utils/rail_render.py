@@ -299,7 +299,9 @@ def sysctl_conf(links):
 
 def sysctl_paths(links):
     """/proc/sys paths live_drift reads (``grep -H '' PATH...`` prints path:value)."""
-    return [f"/proc/sys/net/ipv4/conf/{link['netdev']}/{k}" for link in links for k, _ in SYSCTLS]
+    return [
+        f"/proc/sys/net/ipv4/conf/{link['netdev']}/{k}" for link in links for k, _value in SYSCTLS
+    ]
 
 
 def nccl_conf(entries, traffic_class=None, socket_ifname=None, extra=None):
@@ -335,7 +337,7 @@ def live_drift(links, addr_json, rule_json, sysctl_text):
     rules = {(r.get("src"), str(r.get("table"))) for r in _json(rule_json)}
     values = {}
     for line in (sysctl_text or "").splitlines():
-        path, _, value = line.partition(":")
+        path, _colon, value = line.partition(":")
         values[path] = value.strip()
     drift = {}
     for link in links:

@@ -171,8 +171,8 @@ def host_health(info, expect, host="this host"):
         if errors:
             checks.append(_check("rail plan", False, "; ".join(errors)))
             planned = []
-        chosen = [port for _, port, _ in planned if port]
-        names = {(port["device"], port["port"]): name for name, port, _ in planned if port}
+        chosen = [port for _name, port, _why in planned if port]
+        names = {(port["device"], port["port"]): name for name, port, _why in planned if port}
         for name, _port, problem in planned:
             if problem:
                 checks.append(_check(f"rail {name}", False, problem))

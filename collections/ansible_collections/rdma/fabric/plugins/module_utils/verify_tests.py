@@ -596,7 +596,7 @@ def verdicts(isolate, records, health, options):
 
 def _majority(values):
     counts = Counter(values)
-    (value, count), *_ = counts.most_common(1) or [(None, 0)]
+    (value, count), *_rest = counts.most_common(1) or [(None, 0)]
     return value, count
 
 

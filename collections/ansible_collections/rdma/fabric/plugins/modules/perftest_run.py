@@ -266,19 +266,7 @@ def start(module, tests, state_dir):
         if stale.isdigit() and _alive(int(stale)):
             _kill_group(int(stale))  # a leftover server of an earlier run
         _cleanup(files)
-        command = (
-            f"echo $$ > {shlex.quote(files['pid'])}; "
-            f"{shlex.join(_timeout_argv(test))} > {shlex.quote(files['out'])} "
-            f"2> {shlex.quote(files['err'])}; echo $? > {shlex.quote(files['rc'])}"
-        )
-        # setsid -f: its own session and process group, reparented to init (no zombie).
-        subprocess.run(
-            ["setsid", "-f", "sh", "-c", command],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=True,
-        )
+        _launch(_timeout_argv(test), files)
         pids[test["port"]] = files
     deadline = time.monotonic() + module.params["listen_timeout"]
     waiting = {test["port"] for test in tests}
@@ -395,29 +383,63 @@ def _connect_refused(outcome):
     )
 
 
+def _launch(argv, files):
+    """Start argv detached: its pid, stdout, stderr and exit code land in files."""
+    command = (
+        f"echo $$ > {shlex.quote(files['pid'])}; "
+        f"{shlex.join(argv)} > {shlex.quote(files['out'])} "
+        f"2> {shlex.quote(files['err'])}; echo $? > {shlex.quote(files['rc'])}"
+    )
+    # setsid -f: its own session and process group, reparented to init (no zombie).
+    subprocess.run(
+        ["setsid", "-f", "sh", "-c", command],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
+
+
 def _spawn(test, state_dir, name):
     base = os.path.join(state_dir, name)
-    out = open(f"{base}.out", "w+", encoding="utf-8")  # noqa: SIM115 closed in _reap
-    err = open(f"{base}.err", "w+", encoding="utf-8")  # noqa: SIM115 closed in _reap
-    proc = subprocess.Popen(
-        _timeout_argv(test),
-        stdin=subprocess.DEVNULL,
-        stdout=out,
-        stderr=err,
-        start_new_session=True,
-    )
-    return {"test": test, "proc": proc, "out": out, "err": err, "base": base}
+    files = {k: f"{base}.{k}" for k in ("pid", "out", "err", "rc")}
+    _cleanup(files)
+    _launch(_timeout_argv(test), files)
+    return {"test": test, "files": files}
+
+
+def _poll(job):
+    """The exit code of a spawned side, or None while it runs."""
+    text = _read(job["files"]["rc"]).strip()
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
+def _kill_job(job):
+    deadline = time.monotonic() + 5
+    pid = _read(job["files"]["pid"]).strip()
+    while not pid.isdigit() and time.monotonic() < deadline:
+        time.sleep(0.05)
+        pid = _read(job["files"]["pid"]).strip()
+    if pid.isdigit():
+        _kill_group(int(pid))
 
 
 def _reap(job, killed=False):
-    rc = job["proc"].wait()
-    texts = []
-    for handle in (job["out"], job["err"]):
-        handle.seek(0)
-        texts.append(handle.read())
-        handle.close()
-    _cleanup({"out": f"{job['base']}.out", "err": f"{job['base']}.err"})
-    return _outcome(job["test"], rc, *texts, killed=killed)
+    # timeout(1) ends every side by its own deadline (plus -k 5); the margin is for a
+    # loaded host.
+    deadline = time.monotonic() + job["test"]["timeout"] + 60
+    rc = _poll(job)
+    while rc is None and not killed and time.monotonic() < deadline:
+        time.sleep(0.1)
+        rc = _poll(job)
+    if rc is None:
+        _kill_job(job)
+        rc = -signal.SIGKILL
+    outcome = _outcome(
+        job["test"], rc, _read(job["files"]["out"]), _read(job["files"]["err"]), killed=killed
+    )
+    _cleanup(job["files"])
+    return outcome
 
 
 def _counters(module, ports):
@@ -429,7 +451,7 @@ def _counters(module, ports):
     for device, port in ports:
         netdev = read_attr(os.path.join(root, SYSFS_IB, device, "ports", port, "gid_attrs/ndevs/0"))
         if ethtool and netdev:
-            rc, out, _ = module.run_command([ethtool, "-S", netdev])
+            rc, out, _err = module.run_command([ethtool, "-S", netdev])
             if rc == 0:
                 values[(device, port)].update(parse_ethtool_stats(out))
     return values
@@ -472,11 +494,11 @@ def schedule(module, tests, state_dir):
             if waiting:
                 time.sleep(1)
         for job in servers:
-            while job["proc"].poll() is None and time.monotonic() < server_deadline:
+            while _poll(job) is None and time.monotonic() < server_deadline:
                 time.sleep(0.2)
-            killed = job["proc"].poll() is None
+            killed = _poll(job) is None
             if killed:
-                _kill_group(job["proc"].pid)
+                _kill_job(job)
             outcome = _reap(job)
             if killed:
                 outcome["killed"] = True

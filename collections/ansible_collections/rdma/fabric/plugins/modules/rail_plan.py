@@ -19,7 +19,7 @@ description:
     addresses, or a P_Key partition that C(ib_subnet_manager_partitions) does not define.
   - Meant for C(run_once), so the fabric-wide check costs one pass over the hosts.
 version_added: 0.3.0
-author: rdma-fabric contributors
+author: rdma-fabric contributors (@rdma-fabric)
 options:
   rails:
     description: The fabric-wide rail plan, C(rdma_rails) (see module_utils/rails.py).

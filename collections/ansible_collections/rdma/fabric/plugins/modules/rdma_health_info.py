@@ -177,7 +177,7 @@ def main():
         _rc, out, err = module.run_command([perftest, "--version"])
         version = parse_version(out + "\n" + err)
         # perftest lists --use_cuda in its help only when built with CUDA.
-        _, out, err = module.run_command([perftest, "--help"])
+        _rc, out, err = module.run_command([perftest, "--help"])
         perftest_cuda = "use_cuda" in out + err
     else:
         problems.append("ib_write_bw not found (perftest)")

@@ -16,7 +16,7 @@ description:
     naming both, and sets the expected rate per rail (the rate most of the rail's ports
     report), failing each port below it.
   - C(step=plan) (per host) returns only this host's sides of a phase's tests, computed
-    from its own pairs of the schedule (O(rounds x rails)), for
+    from its own pairs of the schedule (rounds x rails), for
     M(rdma.fabric.perftest_run) C(action=schedule).
   - C(step=judge) (run once) judges every host's outcomes (the C(__rdma_verify_done)
     registered result), writes the records to O(run_dir) and returns the next phase's
