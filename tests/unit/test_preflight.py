@@ -119,7 +119,12 @@ def lab_inventory_up(tmp_path, monkeypatch):
     monkeypatch.setattr(rdmalab, "INVENTORY", lab / "hosts.lab.yml")
     monkeypatch.setattr(rdmalab, "STATE", tmp_path / "state")
     vms = [
-        {"name": f"lab{i}", "port": 2220 + i, "fabric_address": f"192.0.2.{10 + i}"}
+        {
+            "name": f"lab{i}",
+            "port": 2220 + i,
+            "fabric_address": f"192.0.2.{10 + i}",
+            "rail_host_index": 10 + i,
+        }
         for i in (1, 2, 3)
     ]
     rdmalab.write_inventory(vms)
