@@ -189,3 +189,51 @@ def test_an_unusable_rail_plan_is_a_failed_check_naming_the_host():
     health = rv.host_health(info(roce_port(11)), expect, "lab3")
     [check] = [c for c in health["checks"] if c["check"] == "rail plan"]
     assert not check["ok"] and "lab3: no address on rail rail0" in check["detail"]
+
+
+def planned_port(*addresses, mtu=9000):
+    """mlx5_0 on ens1np0 with a RoCE v2 IPv4 GID per address (index 3, 5, ...), as
+    rdma_health_info reports it."""
+    gids = [
+        {"index": 2 * k + 3, "gid": "-", "type": "RoCE v2", "netdev": "ens1np0", "ipv4": a}
+        for k, a in enumerate(addresses)
+    ]
+    return roce_port(
+        0,
+        device="mlx5_0",
+        netdev="ens1np0",
+        netdev_mtu=mtu,
+        gids=[{"index": 1, "gid": "-", "type": "IB/RoCE v1", "netdev": "ens1np0", "ipv4": None}]
+        + gids,
+        roce_v2_gid=gids[0] if gids else None,
+    )
+
+
+def planned_health(port):
+    rails = [{"name": "rail0", "device": "mlx5_0", "subnet": "10.0.0.0/24", "mtu": 9000}]
+    devices = [plan_device("mlx5_0", "ens1np0", "0000:17:00.0")]
+    expect = dict(EXPECT, rails=rails, rail_vars={"rdma_rail_host_index": 3})
+    return rv.host_health(dict(info(port), devices=devices), expect, "lab3")
+
+
+def test_a_planned_rail_is_tested_from_its_planned_address_and_mtu():
+    # A second address on the netdev (an operator's, or DHCP's) sorts first in the GID
+    # table: perftest must still use the rail's planned address and its GID index.
+    health = planned_health(planned_port("10.9.9.9", "10.0.0.3"))
+    assert failed(health["checks"]) == set()
+    [rail] = health["rails"]
+    assert (rail["address"], rail["gid_index"]) == ("10.0.0.3", 5)
+    details = {c["check"]: c["detail"] for c in health["checks"]}
+    assert details["rail address"] == "ens1np0 has 10.0.0.3 (planned)"
+    assert details["rail MTU"] == "ens1np0 MTU 9000 (planned 9000)"
+
+
+def test_a_planned_rail_without_its_address_or_mtu_fails_naming_both():
+    health = planned_health(planned_port("10.9.9.9", mtu=1500))
+    assert failed(health["checks"]) == {("rail address", "mlx5_0"), ("rail MTU", "mlx5_0")}
+    details = {c["check"]: c["detail"] for c in health["checks"]}
+    assert details["rail address"] == (
+        "ens1np0 lacks the planned 10.0.0.3 (RoCE v2 IPv4 GIDs: 10.9.9.9)"
+    )
+    assert details["rail MTU"] == "ens1np0 MTU 1500 (planned 9000)"
+    assert health["rails"][0]["address"] is None  # never tested from a wrong address

@@ -85,8 +85,57 @@ def _planned_rails(info, expect, host):
             out.append((entry["name"], None, "; ".join(problems)))
             continue
         port = by_port.get((bound[0]["device"], bound[0]["port"]))
+        if port:
+            port = dict(port, planned={"address": entry.get("address"), "mtu": entry.get("mtu")})
         out.append((entry["name"], port, None if port else f"{host}: no port record"))
     return out, []
+
+
+def _roce_v2_ipv4_gids(port):
+    """The port's RoCE v2 GIDs that carry an IPv4 address ({index, ipv4})."""
+    gids = [
+        g
+        for g in port.get("gids") or []
+        if g.get("ipv4") and (g.get("type") or "").lower() == "roce v2"
+    ]
+    return gids or ([port["roce_v2_gid"]] if port.get("roce_v2_gid") else [])
+
+
+def _planned_checks(port, dev, num):
+    """A planned RoCE rail's netdev has the plan's MTU and its address as a RoCE v2 GID
+    (rdma_rails gave them); the GID of that address is the one perftest uses.
+    Returns (checks, gid or None); ([], None) for a port without a plan."""
+    planned = port.get("planned") or {}
+    checks = []
+    want_mtu = planned.get("mtu")
+    if want_mtu:
+        mtu = port.get("netdev_mtu")
+        checks.append(
+            _check(
+                "rail MTU",
+                mtu == want_mtu,
+                f"{port.get('netdev')} MTU {mtu} (planned {want_mtu})",
+                dev,
+                num,
+            )
+        )
+    address = planned.get("address")
+    if not address:
+        return checks, None
+    found = [g for g in _roce_v2_ipv4_gids(port) if g["ipv4"] == address]
+    have = ", ".join(g["ipv4"] for g in _roce_v2_ipv4_gids(port)) or "none"
+    checks.append(
+        _check(
+            "rail address",
+            bool(found),
+            f"{port.get('netdev')} has {address} (planned)"
+            if found
+            else f"{port.get('netdev')} lacks the planned {address} (RoCE v2 IPv4 GIDs: {have})",
+            dev,
+            num,
+        )
+    )
+    return checks, (found[0] if found else None)
 
 
 def _device_checks(devices, by_name, gpus):
@@ -244,17 +293,22 @@ def host_health(info, expect, host="this host"):
                 )
             )
             gid = p.get("roce_v2_gid")
+            planned_address = (p.get("planned") or {}).get("address")
+            if p.get("planned"):
+                planned_checks, gid = _planned_checks(p, dev, num)
+                checks += planned_checks
             if gid:
                 gid_index, address = gid["index"], gid["ipv4"]
-            checks.append(
-                _check(
-                    "RoCE v2 GID",
-                    gid,
-                    f"index {gid['index']} ({gid['ipv4']})" if gid else "no RoCE v2 IPv4 GID",
-                    dev,
-                    num,
+            if not planned_address:
+                checks.append(
+                    _check(
+                        "RoCE v2 GID",
+                        gid,
+                        f"index {gid['index']} ({gid['ipv4']})" if gid else "no RoCE v2 IPv4 GID",
+                        dev,
+                        num,
+                    )
                 )
-            )
         elif p.get("link_layer") == "InfiniBand":
             sm = str(p.get("sm_lid") or "0")
             has_sm = sm not in ("0", "0x0", "0x0000")
