@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
 from ansible_collections.rdma.fabric.plugins.modules import rdma_health_info
 from sysfs_tree import (
     ZERO_GID,
@@ -27,6 +28,7 @@ from sysfs_tree import (
     add_cx6dx_roce,
     add_device,
     add_dual_port_ib,
+    add_pci_bus_entry,
     add_rxe,
     build_mixed_host,
     roce_gids,
@@ -880,3 +882,25 @@ def test_documented_return_values_are_returned(run, tools, tmp_path):
     [port] = result["ports"]
     assert set(sample) <= set(port), set(sample) - set(port)
     assert set(sample["roce_v2_gid"]) <= set(port["roce_v2_gid"])
+
+
+def test_numactl_and_the_numa_node_come_from_the_host(run, tools, tmp_path):
+    """Whether numactl is installed is the host's answer (get_bin_path there), never
+    run; with the HCA's numa_node it decides how rdma_verify binds its perftests."""
+    healthy_cx6dx(tmp_path)
+    (add_pci_bus_entry(tmp_path, "0000:1b:00.0") / "numa_node").write_text("1\n")
+    tools.devinfo(devinfo_hca("mlx5_1", devinfo_port(active_mtu=4096)))
+    result = run()
+    assert result["numactl"] is None
+    [device] = result["devices"]
+    assert device["numa_node"] == 1
+    [rail] = rv.host_health(result, EXPECT)["rails"]
+    assert (rail["numa_node"], rail["numactl"]) == (1, False)
+
+    tools.outputs["numactl"] = (0, "", "")
+    result = run()
+    assert result["numactl"] == "/usr/bin/numactl"
+    assert not [call for call in tools.calls if "numactl" in call[0]]
+    [rail] = rv.host_health(result, EXPECT)["rails"]
+    assert (rail["numa_node"], rail["numactl"]) == (1, True)
+    assert vt.pin_argv(rail) == ["numactl", "--cpunodebind=1", "--membind=1"]

@@ -63,6 +63,7 @@ def test_healthy_roce_host():
         "pci": None,
         "local_cpulist": None,
         "numa_node": None,
+        "numactl": False,
         "cuda": None,
         "cuda_error": None,
     }

@@ -59,6 +59,7 @@ def run_role(run_cli, tmp_path):
         ({"rdma_verify_min_fraction": 1.5}, "rdma_verify_min_fraction must be in (0, 1]"),
         ({"rdma_verify_quick_rounds": 1}, "rdma_verify_quick_rounds >= 2"),
         ({"rdma_verify_base_port": 65000}, "must stay within 1024..65536"),
+        ({"rdma_verify_rail_extra_args": "-t 128"}, "rdma_verify_rail_extra_args"),
     ],
 )
 def test_bad_input_fails_before_any_test(run_role, extra, needle):
@@ -79,6 +80,24 @@ def test_two_names_of_one_machine_are_refused_naming_both(run_role, tmp_path):
         assert "lab1 and lab2 and localhost are one machine (the same boot id" in output
         assert "Plan this host's tests" not in output
         assert not reports.exists()
+
+
+def test_extra_args_are_checked_before_any_traffic(run_role, tmp_path):
+    """A flag the role sets, in rdma_verify_extra_args, and a rail this fabric does not
+    have, in rdma_verify_rail_extra_args: refused by the fabric step, naming both, before
+    any test is planned."""
+    reports = tmp_path / "reports"
+    extra = {
+        "rdma_verify_report_dir": str(reports),
+        "rdma_verify_extra_args": ["-D", "9"],
+        "rdma_verify_rail_extra_args": {"rail7": "-t 128"},
+    }
+    proc, output = run_role("main.yml", extra)
+    assert proc.returncode == 2, output
+    assert "rdma_verify_extra_args: -D/--duration is set by rdma_verify_duration" in output
+    assert "rdma_verify_rail_extra_args: no rail 'rail7' in this fabric" in output
+    assert "Plan this host's tests" not in output
+    assert not reports.exists()
 
 
 def build_host(root, number, faults, mapping):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
 from ansible_collections.rdma.fabric.plugins.module_utils.ethtool_stats import (
@@ -219,3 +220,54 @@ def test_ethtool_pause_and_pfc_counters():
     }
     assert parse_ethtool_stats("") == {} and parse_ethtool_stats("no stats available") == {}
     assert parse_ethtool_stats(text, keep=None)["rx_packets"] == 1839271
+
+
+@pytest.mark.parametrize(
+    ("numa_node", "numactl", "cpus", "launcher"),
+    [
+        (1, True, "16-31", ["numactl", "--cpunodebind=1", "--membind=1"]),
+        (0, True, "0-15", ["numactl", "--cpunodebind=0", "--membind=0"]),
+        (1, False, "16-31", ["taskset", "-c", "16-31"]),  # the host has no numactl
+        (-1, True, "0-3", ["taskset", "-c", "0-3"]),  # one socket, or a VM
+        (None, True, "0-3", ["taskset", "-c", "0-3"]),  # no numa_node in sysfs
+        (-1, True, None, []),  # neither known: unpinned
+    ],
+    ids=["numactl", "node-0", "no-numactl", "node-minus-1", "no-node", "unknown"],
+)
+def test_perftest_bound_to_the_hca_numa_node_or_its_cpus(numa_node, numactl, cpus, launcher):
+    def rail(host):
+        return {
+            "rail": "rail0",
+            "device": "mlx5_0",
+            "port": 1,
+            "link_layer": "InfiniBand",
+            "address": f"10.0.0.{host}",
+            "local_cpulist": cpus,
+            "numa_node": numa_node,
+            "numactl": numactl,
+        }
+
+    health = {h: {"rails": [rail(n)]} for n, h in enumerate(("a", "b"), 1)}
+    options = {"binary": "ib_write_bw", "args": ["-D", 5], "pin_cpus": True}
+    [test] = vt.plan("main", vt.all_pairs(["a", "b"]), health, options, {})
+    for side in ("server_test", "client_test"):
+        argv = test[side]["argv"]
+        assert argv[: len(launcher)] == launcher and argv[len(launcher)] == "ib_write_bw"
+    [test] = vt.plan("main", vt.all_pairs(["a", "b"]), health, dict(options, pin_cpus=False), {})
+    assert test["client_test"]["argv"][0] == "ib_write_bw"
+
+
+def test_numa_node_minus_one_from_sysfs_pins_with_taskset(tmp_path):
+    """A VM's HCA: sysfs numa_node -1; even with numactl installed, taskset on its CPUs."""
+    roce_host(tmp_path)
+    (tmp_path / "sys/devices" / PCI_DOMAIN / "0000:1b:00.0" / "numa_node").write_text("-1\n")
+    devices = read_devices(str(tmp_path))
+    [port] = devices[0]["ports"]
+    info = {
+        "ports": [dict(port, device="mlx5_0", roce_v2_gid={"index": 3, "ipv4": "10.0.0.1"})],
+        "devices": devices,
+        "numactl": "/usr/bin/numactl",
+    }
+    [rail] = rv.host_health(info, {"counter_max": {}})["rails"]
+    assert (rail["numa_node"], rail["numactl"]) == (-1, True)
+    assert vt.pin_argv(rail) == ["taskset", "-c", "0-15,32-47"]

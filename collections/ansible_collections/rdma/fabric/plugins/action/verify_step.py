@@ -130,19 +130,24 @@ class ActionModule(ActionBase):
         live = [h for h in hosts if _host_var(task_vars, h, HEALTH_VAR)]
         health = self._health(task_vars, live)
         out = vt.fabric(health, float(args.get("expected_rate_gbps") or 0))
+        options = _plain(args["options"])
+        out["hosts"] = live
+        out["unreachable"] = [h for h in hosts if h not in live]
+        # Bad options stop the play here, before any traffic (in check mode too).
+        errors = vt.option_errors(options, list(out["rails"]))
+        if errors:
+            return dict(out, failed=True, msg="rdma_verify: " + "; ".join(errors))
         planned = vt.plan(
             "main",
             vt.all_pairs(live, args["mode"], int(args["rounds"])),
             health,
-            _plain(args["options"]),
+            options,
             out["rails"],
         )
         out["planned"] = {
             "tests": len(planned),
             "rounds": len({t["round"] for t in planned}),
         }
-        out["hosts"] = live
-        out["unreachable"] = [h for h in hosts if h not in live]
         if out["same_machine"]:
             return dict(out, failed=True, msg="rdma_verify: " + "; ".join(out["same_machine"]))
         return out

@@ -347,6 +347,8 @@ def host_health(info, expect, host="this host"):
                 "pci": (by_name.get(dev) or {}).get("pci_address"),
                 "local_cpulist": (by_name.get(dev) or {}).get("local_cpulist"),
                 "numa_node": (by_name.get(dev) or {}).get("numa_node"),
+                # numactl on this host (rdma_health_info found it): bind to numa_node
+                "numactl": bool(info.get("numactl")),
                 "cuda": (cuda or {}).get(dev, {}).get("gpu") if cuda is not None else None,
                 "cuda_error": cuda_error
                 or (

@@ -25,7 +25,9 @@ its own pairs (host_pairs, O(rounds)).
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
+from contextlib import contextmanager
 
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import (
     MODES,
@@ -39,6 +41,11 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rails import natural_k
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     normalize_policy,
     roce_tos,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils.verify_args import (
+    as_args,
+    extra_args_errors,
+    rail_args,
 )
 
 PEERS_PER_SUSPECT = 2
@@ -117,12 +124,23 @@ def expected_gbps(options, rail_expect):
     return round(options.get("min_fraction", 0.9) * usable * factor, 3)
 
 
+def pin_argv(rail):
+    """The launcher that keeps a perftest next to its HCA: memory traffic that crosses
+    sockets costs bandwidth. numactl --cpunodebind=N --membind=N (CPUs and memory of the
+    HCA's NUMA node, as Azure's HPC health checks bind) when the HCA's sysfs numa_node is
+    known (>= 0) and the host has numactl; else taskset -c on its local_cpulist (as
+    NVIDIA's ngc_multinode_perf pins); else nothing (numa_node -1: one socket, or a VM
+    without NUMA information, and no local_cpulist)."""
+    node = rail.get("numa_node")
+    if rail.get("numactl") and isinstance(node, int) and node >= 0:
+        return ["numactl", f"--cpunodebind={node}", f"--membind={node}"]
+    if rail.get("local_cpulist"):
+        return ["taskset", "-c", rail["local_cpulist"]]
+    return []
+
+
 def _side_argv(options, rail, port, peer_address=None):
-    argv = []
-    if options.get("pin_cpus") and rail.get("local_cpulist"):
-        # The CPUs next to the HCA (its PCI function's local_cpulist), as NVIDIA's
-        # ngc_multinode_perf pins: memory traffic that crosses sockets costs bandwidth.
-        argv += ["taskset", "-c", rail["local_cpulist"]]
+    argv = pin_argv(rail) if options.get("pin_cpus") else []
     argv += [options["binary"], "-d", rail["device"], "-i", str(rail["port"])]
     if rail.get("gid_index") is not None:
         argv += ["-x", str(rail["gid_index"])]
@@ -138,6 +156,8 @@ def _side_argv(options, rail, port, peer_address=None):
         argv.append(f"--use_cuda={rail['cuda']}")
     argv += ["-F", "--report_gbits", "-p", str(port)]
     argv += options.get("_args") or [str(a) for a in options.get("args") or []]
+    # rdma_verify_rail_extra_args: after the global ones, on this rail only.
+    argv += (options.get("_rail_args") or {}).get(rail.get("rail"), [])
     if peer_address:
         argv.append(peer_address)
     return argv
@@ -236,12 +256,45 @@ def _tclass(options):
     return None if errors or not options.get("roce_policy") else roce_tos(policy)
 
 
+def option_errors(options, rails):
+    """What is wrong with the test options before any traffic, naming the variable:
+    rdma_verify_extra_args / rdma_verify_rail_extra_args (a rail not in `rails`, a flag
+    the role sets itself, such as --tclass while it sets the traffic class)."""
+    return extra_args_errors(
+        options.get("extra_args"),
+        options.get("rail_args"),
+        rails,
+        tclass_set=_tclass(options) is not None,
+    )
+
+
+@contextmanager
+def gc_paused():
+    """Python's cycle collector off for a while (a context manager, or a decorator): a
+    plan, its judging and the checks across hosts build tens of thousands of small
+    containers and no cycle, and the collector would traverse them again and again
+    (half the CPU of a quick plan of 4,096 hosts x 8 rails)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@gc_paused()
 def plan(phase, pairs, health, options, rails_expect):
     """Every test of a phase. pairs: [(round, server, client)] or, for retest/isolate,
     [{round, server, client, rail}] (one rail each)."""
     tests = []
     options = dict(
-        options, _args=[str(a) for a in options.get("args") or []], _tclass=_tclass(options)
+        options,
+        # the role's own arguments, then rdma_verify_extra_args (every rail)
+        _args=[str(a) for a in options.get("args") or []]
+        + as_args(options.get("extra_args"), "rdma_verify_extra_args"),
+        _rail_args=rail_args(options.get("rail_args")),
+        _tclass=_tclass(options),
     )
     for pair in pairs:
         if isinstance(pair, dict):
@@ -317,6 +370,7 @@ def _delta_errors(side, host, outcome):
     return errors
 
 
+@gc_paused()
 def judge(tests, outcomes, duration=None):
     """Planned tests + perftest_run outcomes ({id: outcome} or a list) -> records."""
     if isinstance(outcomes, list):
@@ -636,6 +690,7 @@ def firmware_checks(health, hosts):
     return checks
 
 
+@gc_paused()
 def fabric(health, expected_rate_gbps=0):
     """Checks across hosts and the expectation per rail.
 

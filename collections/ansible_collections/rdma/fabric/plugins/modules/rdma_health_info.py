@@ -15,7 +15,8 @@ description:
     its RoCE v2 IPv4 GID.
   - The perftest version (C(ib_write_bw --version)), to compare across hosts.
   - Each device's node GUID, firmware version and PSID (C(board_id)), PCI function,
-    PCIe link (current against capable speed and width), local CPUs and NUMA node; the
+    PCIe link (current against capable speed and width), local CPUs and NUMA node
+    (-1 - none given, as on one socket or in a VM), and whether C(numactl) is installed; the
     NVIDIA GPUs on the PCI bus and whether C(nvidia_peermem) is loaded; the kernel's
     boot id, so that two inventory names of one machine are found.
   - Reads only; never changes the host. Runs in check mode.
@@ -85,6 +86,13 @@ gpus:
     nvidia_peermem: true
     perftest_cuda: true
     nearest: {mlx5_0: {gpu: 0, link: PXB}}
+numactl:
+  description:
+    - Where C(numactl) is on this host, or null; with it and a device's C(numa_node),
+      rdma_verify binds each perftest's CPUs and memory to the HCA's NUMA node.
+  returned: always
+  type: str
+  sample: /usr/bin/numactl
 boot_id:
   description: C(/proc/sys/kernel/random/boot_id), one value per running kernel.
   returned: always
@@ -213,6 +221,7 @@ def main():
         devices=[_device_summary(device) for device in devices],
         gpus=gpus,
         boot_id=boot_id,
+        numactl=module.get_bin_path("numactl"),
         perftest_version=version,
         problems=problems,
     )
