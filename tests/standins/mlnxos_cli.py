@@ -19,23 +19,39 @@ role sends:
              no ib smnode <node> enable         ... disable it
              ib smnode <node> sm-priority <0-15>    its priority
              no ib smnode <node> sm-priority    priority back to 0 (the default)
+             ib partition <name> pkey 0x<1-7fff>        partitions, as NVIDIA's MLNX-GW
+             ib partition <name> ipoib                  User Manual ("Configuring Partition
+             ib partition <name> member ALL|<guid> type full|limited    Keys") and WinOF-2
+             ib partition <name> defmember full|limited  documentation show them
+             ib partition <name> mtu 256|512|1K|2K|4K   (module_utils/mlnxos_partitions.py)
+             no ib partition <name> [member <guid> | ipoib | mtu | defmember]
+  running-config lists the partitions as those commands; a GUID is eight colon-separated
+  byte pairs (00:02:c9:03:00:00:00:01).
 
 Anything else is answered as MLNX-OS answers an unknown command (`% Unrecognized
-command "..."`), and a priority outside 0-15 as bad input; neither changes the config.
+command "..."`), and a priority outside 0-15 or a bad pkey, membership, MTU or GUID as
+bad input; neither changes the config.
 
 Stand-in specifics (not in MLNX-OS): `commands` records every line received, `state`
-holds the SM nodes ({node: {"enabled": bool, "priority": int}}), one password for one
-user, no RSA host-key persistence.
+holds the SM nodes ({node: {"enabled": bool, "priority": int}}) and `partitions` the
+partitions ({name: {"pkey", "defmember", "ipoib", "mtu", "members": {who: type}}}); a
+partition takes other subcommands only once it has a pkey (the manual's order), and
+removing a member of the default partition is refused (MLNX-OS asks an interactive
+confirmation there); one password for one user, no RSA host-key persistence.
 """
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 
 import paramiko
 
 _UNRECOGNIZED = '% Unrecognized command "{0}".\r\nType "?" for help.'
+_GUID_RE = re.compile(r"^([0-9a-f]{2}:){7}[0-9a-f]{2}$")
+_MTUS = ("256", "512", "1K", "2K", "4K")
+_TYPES = ("full", "limited")
 
 
 class _Server(paramiko.ServerInterface):
@@ -67,6 +83,7 @@ class MlnxOsCli:
         self.hostname, self.release = hostname, release
         self.user, self.password = user, password
         self.state = {}
+        self.partitions = {}
         self.commands = []
         self._key = paramiko.RSAKey.generate(2048)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -165,6 +182,8 @@ class MlnxOsCli:
     def _configure(self, words, line):
         negate = words[:1] == ["no"]
         words = words[1:] if negate else words
+        if len(words) >= 3 and words[:2] == ["ib", "partition"]:
+            return self._partition(negate, words[2], words[3:], line)
         if len(words) < 4 or words[:2] != ["ib", "smnode"]:
             return _UNRECOGNIZED.format(line)
         node, rest = words[2], words[3:]
@@ -182,6 +201,65 @@ class MlnxOsCli:
             return f'% Invalid input "{" ".join(rest[1:])}": sm-priority is 0-15.'
         return _UNRECOGNIZED.format(line)
 
+    def _partition(self, negate, name, rest, line):
+        if negate and not rest:
+            self.partitions.pop(name, None)
+            return ""
+        if rest[:1] == ["pkey"] and len(rest) == 2 and not negate:
+            try:
+                pkey = int(rest[1], 16)
+            except ValueError:
+                pkey = 0
+            if not rest[1].lower().startswith("0x") or not 1 <= pkey <= 0x7FFF:
+                return f'% Invalid input "{rest[1]}": pkey is 0x1-0x7fff.'
+            entry = self.partitions.setdefault(
+                name, {"pkey": None, "defmember": None, "ipoib": False, "mtu": None, "members": {}}
+            )
+            entry["pkey"] = pkey
+            return ""
+        entry = self.partitions.get(name)
+        if entry is None or entry["pkey"] is None:
+            return f"% Error: partition {name} has no pkey; set it first."
+        return self._partition_sub(entry, name, negate, rest, line)
+
+    def _partition_sub(self, entry, name, negate, rest, line):
+        key = rest[0]
+        if rest == ["ipoib"]:
+            entry["ipoib"] = not negate
+        elif key in ("mtu", "defmember") and negate and len(rest) == 1:
+            entry[key] = None
+        elif key == "mtu" and len(rest) == 2 and rest[1] in _MTUS:
+            entry["mtu"] = rest[1]
+        elif key == "defmember" and len(rest) == 2 and rest[1] in _TYPES:
+            entry["defmember"] = rest[1]
+        elif key == "member" and len(rest) >= 2 and (rest[1] == "ALL" or _GUID_RE.match(rest[1])):
+            if negate and len(rest) == 2:
+                if name == "Default":
+                    return "% Error: removing a member of the default partition needs confirmation."
+                entry["members"].pop(rest[1], None)
+            elif not negate and len(rest) == 4 and rest[2] == "type" and rest[3] in _TYPES:
+                entry["members"][rest[1]] = rest[3]
+            else:
+                usage = "member <ALL|guid> type full|limited"
+                return f'% Invalid input "{" ".join(rest[2:])}": {usage}.'
+        elif key in ("mtu", "defmember", "member"):
+            return f'% Invalid input "{" ".join(rest[1:])}" for {key}.'
+        else:
+            return _UNRECOGNIZED.format(line)
+        return ""
+
+    def _partition_lines(self):
+        lines = []
+        for name, entry in sorted(self.partitions.items()):
+            prefix = f"   ib partition {name}"
+            lines.append(f"{prefix} pkey 0x{entry['pkey']:04x}")
+            lines += [f"{prefix} defmember {entry['defmember']}"] if entry["defmember"] else []
+            lines += [f"{prefix} ipoib"] if entry["ipoib"] else []
+            lines += [f"{prefix} mtu {entry['mtu']}"] if entry["mtu"] else []
+            members = entry["members"].items()
+            lines += [f"{prefix} member {who} type {kind}" for who, kind in members]
+        return lines
+
     def _running(self):
         lines = [
             "##",
@@ -198,4 +276,6 @@ class MlnxOsCli:
                 lines.append(f"   ib smnode {node} enable")
             if entry["priority"]:
                 lines.append(f"   ib smnode {node} sm-priority {entry['priority']}")
+        if self.partitions:
+            lines += ["", "##", "## Partitions configuration", "##", *self._partition_lines()]
         return "\r\n".join(lines)

@@ -187,10 +187,10 @@ def test_bad_root_guid(run_play):
 
 
 def test_unknown_mode(run_play):
-    proc, output = run_play({"ib_subnet_manager_mode": "ufm"})
+    proc, output = run_play({"ib_subnet_manager_mode": "subnetd"})
     assert_failed_in_validation(proc, output)
     message = next(line for line in output.splitlines() if "ib_subnet_manager_mode" in line)
-    assert "opensm" in message and "external" in message and "ufm" in message
+    assert all(mode in message for mode in ("opensm", "external", "switch", "ufm", "subnetd"))
 
 
 def test_good_input_passes_validation(run_play):

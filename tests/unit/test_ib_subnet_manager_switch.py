@@ -92,14 +92,34 @@ def config_commands(standin):
     return [c for c in standin.commands if c.startswith(("ib ", "no ib "))]
 
 
+# The role's default partition (defaults/main.yml) with the default IPoIB MTU 5 (4K).
+DEFAULT_PARTITION = [
+    "ib partition Default pkey 0x7fff",
+    "ib partition Default ipoib",
+    "ib partition Default mtu 4K",
+    "ib partition Default member ALL type full",
+]
+EMPTY = {"pkey": None, "defmember": None, "ipoib": False, "mtu": None, "members": {}}
+DEFAULT_STATE = {
+    "Default": EMPTY | {"pkey": 0x7FFF, "ipoib": True, "mtu": "4K", "members": {"ALL": "full"}}
+}
+STORAGE = {
+    "name": "storage",
+    "pkey": "0x0010",
+    "members": ["0x0002c90300000001=full", "0x0002c90300000002=limited"],
+}
+
+
 def test_enable_and_priority_then_nothing(run_switch, standin):
     proc, output = run_switch()
     assert proc.returncode == 0, output
     assert recap(output, SWITCH)["changed"] == 1, output
     assert standin.state == {SWITCH: {"enabled": True, "priority": 14}}
+    assert standin.partitions == DEFAULT_STATE
     assert config_commands(standin) == [
         f"ib smnode {SWITCH} sm-priority 14",
         f"ib smnode {SWITCH} enable",
+        *DEFAULT_PARTITION,
     ]
     assert "no cli session paging enable" in standin.commands and "enable" in standin.commands
 
@@ -107,7 +127,43 @@ def test_enable_and_priority_then_nothing(run_switch, standin):
     proc, output = run_switch()
     assert proc.returncode == 0, output
     assert recap(output, SWITCH)["changed"] == 0, output
-    assert config_commands(standin)[2:] == [] and len(standin.commands) > before
+    assert config_commands(standin)[6:] == [] and len(standin.commands) > before
+
+
+def test_partitions_from_the_inventorys_definitions(run_switch, standin):
+    partitions = {
+        "ib_subnet_manager_partitions": [
+            {"name": "Default", "pkey": 0x7FFF, "ipoib": True, "members": ["ALL=full"]},
+            STORAGE,
+        ]
+    }
+    proc, output = run_switch(partitions)
+    assert proc.returncode == 0, output
+    assert standin.partitions["storage"] == {
+        "pkey": 0x10,
+        "defmember": None,
+        "ipoib": False,
+        "mtu": None,
+        "members": {"00:02:c9:03:00:00:00:01": "full", "00:02:c9:03:00:00:00:02": "limited"},
+    }
+    proc, output = run_switch(partitions)
+    assert proc.returncode == 0, output
+    assert recap(output, SWITCH)["changed"] == 0, output
+
+    # One member gone from the inventory, one partition added on the switch by hand.
+    standin.partitions["old"] = EMPTY | {"pkey": 0x20}
+    partitions["ib_subnet_manager_partitions"][1] = STORAGE | {"members": STORAGE["members"][:1]}
+    before = len(config_commands(standin))
+    proc, output = run_switch(partitions, check=True)
+    assert proc.returncode == 0 and recap(output, SWITCH)["changed"] == 1, output
+    assert len(config_commands(standin)) == before and "old" in standin.partitions
+    proc, output = run_switch(partitions)
+    assert proc.returncode == 0, output
+    assert config_commands(standin)[before:] == [
+        "no ib partition storage member 00:02:c9:03:00:00:00:02",
+        "no ib partition old",
+    ]
+    assert set(standin.partitions) == {"Default", "storage"}
 
 
 def test_check_mode_sends_no_configuration(run_switch, standin):
@@ -121,7 +177,7 @@ def test_priority_change_and_disable(run_switch, standin):
     standin.state = {SWITCH: {"enabled": True, "priority": 3}}
     proc, output = run_switch()
     assert proc.returncode == 0, output
-    assert config_commands(standin) == [f"ib smnode {SWITCH} sm-priority 14"]
+    assert config_commands(standin) == [f"ib smnode {SWITCH} sm-priority 14", *DEFAULT_PARTITION]
     proc, output = run_switch({"ib_subnet_manager_switch_sm": False})
     assert proc.returncode == 0, output
     assert config_commands(standin)[-1] == f"no ib smnode {SWITCH} enable"
@@ -133,7 +189,11 @@ def test_rendered_writes_the_lines_without_connecting(run_switch, standin, tmp_p
     assert proc.returncode == 0, output
     assert standin.commands == []
     rendered = (tmp_path / "rendered" / f"{SWITCH}.cfg").read_text()
-    assert rendered == f"ib smnode {SWITCH} enable\nib smnode {SWITCH} sm-priority 14\n"
+    assert rendered.splitlines() == [
+        f"ib smnode {SWITCH} enable",
+        f"ib smnode {SWITCH} sm-priority 14",
+        *DEFAULT_PARTITION,
+    ]
 
 
 @pytest.mark.parametrize(
@@ -142,6 +202,9 @@ def test_rendered_writes_the_lines_without_connecting(run_switch, standin, tmp_p
         ({"ansible_password": ""}, "no credentials: set ansible_user and ansible_password"),
         ({"ib_subnet_manager_mlnxos_version": "3.6.8012"}, "mlnxos_version 3.6.8012 is not"),
         ({"ib_subnet_manager_mlnxos_version": ""}, "mlnxos_version (empty) is not"),
+        ({"ib_subnet_manager_partitions": [
+            {"name": "Default", "pkey": 0x7FFF, "rate": 7, "members": ["ALL=full"]}]},
+         "partitions[0] (Default): rate has no documented MLNX-OS partition command"),
     ],
 )  # fmt: skip
 def test_bad_switch_input_fails_before_connecting(run_switch, standin, switch_vars, message):

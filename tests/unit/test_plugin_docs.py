@@ -222,7 +222,7 @@ def test_ib_subnet_manager_role_doc(run_cli):
     proc = run_cli("ansible-doc", "-t", "role", "--json", "ib_subnet_manager")
     assert proc.returncode == 0, proc.stderr
     options = json.loads(proc.stdout)["ib_subnet_manager"]["entry_points"]["main"]["options"]
-    assert options["ib_subnet_manager_mode"]["choices"] == ["opensm", "external", "switch"]
+    assert options["ib_subnet_manager_mode"]["choices"] == ["opensm", "external", "switch", "ufm"]
     # Engines are checked by validate.yml against OpenSM's list (chains, no_fallback).
     assert "choices" not in options["ib_subnet_manager_routing_engines"]
     assert "no_fallback" in " ".join(options["ib_subnet_manager_routing_engines"]["description"])

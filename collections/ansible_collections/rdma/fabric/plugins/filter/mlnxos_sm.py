@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from ansible_collections.rdma.fabric.plugins.module_utils.mlnxos_partitions import switch_errors
 from ansible_collections.rdma.fabric.plugins.module_utils.mlnxos_sm import (
     commands,
     node_name_ok,
@@ -22,10 +23,12 @@ description:
   - Compares the wanted SM state of an MLNX-OS switch (enabled, priority) with its
     C(show running-config) and returns the config-mode commands still needed
     (C(ib smnode NODE enable), C(ib smnode NODE sm-priority N), C(no ib smnode NODE enable),
-    from NVIDIA's MLNX-OS User Manual, Subnet Manager chapter). Also in this file -
-    C(mlnxos_sm_lines) (the wanted running-config lines), C(mlnxos_sm_running) (the
-    parsed state), C(mlnxos_release_supported) and C(mlnxos_node_name_ok).
-positional: _input, node, enabled, priority
+    from NVIDIA's MLNX-OS User Manual, Subnet Manager chapter), then the C(ib partition)
+    commands of the partitions (module_utils/mlnxos_partitions.py names their documents).
+    Also in this file - C(mlnxos_sm_lines) (the wanted running-config lines),
+    C(mlnxos_sm_running) (the parsed state), C(mlnxos_partition_errors) (what a switch SM
+    cannot take of the partitions), C(mlnxos_release_supported) and C(mlnxos_node_name_ok).
+positional: _input, node, enabled, priority, partitions
 options:
   _input:
     description: The output of C(show running-config).
@@ -43,6 +46,13 @@ options:
     description: SM priority 0-15.
     type: int
     required: true
+  partitions:
+    description:
+      - Partition records (the C(rdma.fabric.opensm_partitions) filter's output, the same
+        ib_subnet_manager writes partitions.conf from). Omitted - partitions untouched.
+    type: list
+    elements: dict
+    required: false
 """
 
 EXAMPLES = r"""
@@ -58,8 +68,8 @@ _value:
 """
 
 
-def _commands(running_text, node, enabled, priority):
-    return commands(node, enabled, priority, running_text)
+def _commands(running_text, node, enabled, priority, partitions=None):
+    return commands(node, enabled, priority, running_text, partitions)
 
 
 def _running(running_text, node):
@@ -72,6 +82,7 @@ class FilterModule:
             "mlnxos_sm_commands": _commands,
             "mlnxos_sm_lines": wanted_lines,
             "mlnxos_sm_running": _running,
+            "mlnxos_partition_errors": switch_errors,
             "mlnxos_release_supported": release_supported,
             "mlnxos_node_name_ok": node_name_ok,
         }

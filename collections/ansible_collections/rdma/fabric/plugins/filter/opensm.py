@@ -11,6 +11,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
     partition_errors,
     partition_line,
     restart_keys,
+    service_layout,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.opensm_options import (
     fabric_warnings,
@@ -31,4 +32,5 @@ class FilterModule:
             "opensm_unknown_options": unknown_options,
             "opensm_routing_engine_errors": routing_engine_errors,
             "opensm_fabric_warnings": fabric_warnings,
+            "opensm_service_layout": service_layout,
         }

@@ -12,11 +12,21 @@ InfiniBand Switching > Subnet Manager, and SM Commands):
 `show running-config` lists the non-default configuration as the same commands, one
 per line, indented, under "##" section comments; a default (SM disabled, priority 0)
 has no line. The lines wanted are compared with those, so a second run sends nothing.
+
+Partitions (module_utils/mlnxos_partitions.py, its documents named there) follow the SM
+lines when the SM runs here: "The partitions configuration is applicable and to be
+used only when the SM is enabled and running on the system" (Subnet Manager chapter).
+
+The routing engine is not configured: the manual pages found (SM Commands, Subnet
+Manager chapter) do not show an `ib sm` routing-engine command's grammar, so the
+switch SM keeps its own engine (README: what a real switch must confirm).
 """
 
 from __future__ import annotations
 
 import re
+
+from ansible_collections.rdma.fabric.plugins.module_utils import mlnxos_partitions
 
 # MLNX-OS releases whose user manual documents the commands above.
 SUPPORTED_RELEASES = ("3.9", "3.10", "3.11", "3.12")
@@ -35,14 +45,17 @@ def node_name_ok(node):
     return bool(_NODE_RE.match(str(node or "")))
 
 
-def wanted_lines(node, enabled, priority):
-    """The running-config lines the SM configuration of `node` comes down to."""
+def wanted_lines(node, enabled, priority, partitions=None):
+    """The running-config lines the SM configuration of `node` comes down to.
+
+    `partitions`: records of opensm.normalize_partitions.
+    """
     if not enabled:
         return []
     lines = [f"ib smnode {node} enable"]
     if int(priority or 0) != 0:
         lines.append(f"ib smnode {node} sm-priority {int(priority)}")
-    return lines
+    return lines + mlnxos_partitions.wanted_lines(partitions)
 
 
 def parse_running(text, node):
@@ -60,7 +73,7 @@ def parse_running(text, node):
     return state
 
 
-def commands(node, enabled, priority, running_text):
+def commands(node, enabled, priority, running_text, partitions=None):
     """CLI commands (config mode) that bring `node` from the running config to wanted."""
     have = parse_running(running_text, node)
     out = []
@@ -69,6 +82,8 @@ def commands(node, enabled, priority, running_text):
             out.append(f"ib smnode {node} sm-priority {int(priority or 0)}")
         if not have["enabled"]:
             out.append(f"ib smnode {node} enable")
+        if partitions is not None:
+            out += mlnxos_partitions.commands(partitions, running_text)
     elif have["enabled"]:
         out.append(f"no ib smnode {node} enable")
     return out

@@ -213,3 +213,17 @@ def expected_pkeys(records, port_guid, master_guid=None, node_type="CA"):
                 full = membership in ("full", "both")
                 wanted[record["pkey"]] = wanted.get(record["pkey"], False) or full
     return sorted(pkey | 0x8000 if full else pkey for pkey, full in wanted.items())
+
+
+# Unit layouts an opensm package can ship (`systemctl list-unit-files 'opensm*'`):
+# Debian's opensm.service + opensm@<port GUID>.service (what this role manages), or the
+# MLNX_OFED-style opensmd (an /etc/init.d/opensmd script, listed by systemd as the
+# generated opensmd.service, or a native opensmd.service).
+def service_layout(unit_files_text):
+    """'instances', 'opensmd' or 'unknown' from `systemctl list-unit-files` lines."""
+    units = {line.split()[0] for line in (unit_files_text or "").splitlines() if line.split()}
+    if "opensm@.service" in units:
+        return "instances"
+    if "opensmd.service" in units:
+        return "opensmd"
+    return "unknown"
