@@ -69,6 +69,9 @@ def connectx6dx_params() -> dict[str, Param]:
         "CNP_DSCP_P2": Param("48", maximum=63),
         "CNP_802P_PRIO_P2": Param("6", maximum=7),
         "ROCE_CC_PRIO_MASK_P1": Param("255", maximum=255),
+        # DCBX in the firmware, per port (mlxconfig's LLDP_NB_DCBX_P1/P2).
+        "LLDP_NB_DCBX_P1": Param("True(1)", enum=_bool()),
+        "LLDP_NB_DCBX_P2": Param("True(1)", enum=_bool()),
     }
 
 

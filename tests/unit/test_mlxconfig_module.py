@@ -188,3 +188,16 @@ def test_missing_tool_names_both(run):
     result = run(**WANTED)
     assert result["failed"]
     assert "mlxconfig or mstconfig not found" in result["msg"]
+
+
+def test_policy_dcbx_off_is_set_for_next_boot_on_both_ports(run, card):
+    """rdma_nic passes LLDP_NB_DCBX_P1/P2 from rdma_roce_policy.nic_firmware_dcbx."""
+    settings = {"LLDP_NB_DCBX_P1": False, "LLDP_NB_DCBX_P2": False}
+    result = run(settings=settings, optional=list(settings))
+    assert result["changed"] and result["reboot_required"]
+    [set_call] = run.tool.sets()
+    assert set_call[-2:] == ["LLDP_NB_DCBX_P1=0", "LLDP_NB_DCBX_P2=0"]
+    assert card.params["LLDP_NB_DCBX_P2"].next_boot == "False(0)"
+    assert card.params["LLDP_NB_DCBX_P2"].current == "True(1)"
+    again = run(settings=settings, optional=list(settings))
+    assert not again["changed"] and again["reboot_required"]

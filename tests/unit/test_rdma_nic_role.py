@@ -149,6 +149,55 @@ def test_policy_settings_per_port(run_cli, tmp_path):
         assert f'"ROCE_CC_PRIO_MASK_{port}": 20' in shown, shown  # bits 2 and 4
 
 
+@pytest.mark.parametrize(
+    ("dcbx", "expected"),
+    [(None, None), (False, False), (True, True), ("no", False)],
+    ids=["unset", "false", "true", "string"],
+)
+def test_policy_dcbx_per_port(run_cli, tmp_path, dcbx, expected):
+    """LLDP_NB_DCBX_P1/P2 follow rdma_roce_policy.nic_firmware_dcbx; unset: not touched."""
+    playbook = tmp_path / "vars.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        + "".join(
+            f"    - ansible.builtin.include_vars: {ROLES_DIR / ROLE / part / 'main.yml'}\n"
+            for part in ("defaults", "vars")
+        )
+        + "    - ansible.builtin.debug:\n"
+        + "        msg: '{{ __rdma_nic_policy_settings | to_json }}'\n"
+    )
+    policy = {} if dcbx is None else {"nic_firmware_dcbx": dcbx}
+    proc = run_cli(
+        "ansible-playbook", "-i", "localhost,", "-c", "local", str(playbook),
+        "-e", json.dumps({"rdma_roce_policy": policy}),
+        env={"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.json"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    shown = json.JSONDecoder().raw_decode(proc.stdout)[0]["plays"][0]["tasks"][-1]["hosts"][
+        "localhost"
+    ]["msg"]
+    settings = json.loads(shown)
+    assert settings["CNP_DSCP_P1"] == 48
+    if expected is None:
+        assert not any(name.startswith("LLDP_NB_DCBX") for name in settings)
+    else:
+        assert (settings["LLDP_NB_DCBX_P1"], settings["LLDP_NB_DCBX_P2"]) == (expected, expected)
+
+
+def test_dcbx_setting_that_disagrees_with_the_policy(run_play):
+    proc, output = run_play(
+        {
+            "rdma_roce_policy": {"nic_firmware_dcbx": False},
+            "rdma_nic_device_settings": {"mlx5_0": {"LLDP_NB_DCBX_P2": "False(0)"}},
+            "rdma_nic_extra_settings": {"LLDP_NB_DCBX_P1": 1},
+        }
+    )
+    failed_early(proc, output)
+    line = message(output, "nic_firmware_dcbx")
+    assert "rdma_nic_extra_settings.LLDP_NB_DCBX_P1=1" in line
+    assert "LLDP_NB_DCBX_P2" not in line, "the agreeing value must not be reported"
+
+
 def test_bad_policy_values(run_play):
     proc, output = run_play({"rdma_roce_policy": {"cnp_dscp": 64}})
     failed_early(proc, output)
@@ -158,6 +207,9 @@ def test_bad_policy_values(run_play):
     proc, output = run_play({"rdma_roce_policy": {"cnp_priority": 3}})
     failed_early(proc, output)
     assert "must differ from rdma_roce_policy.roce_priority" in message(output, "cnp_priority")
+    proc, output = run_play({"rdma_roce_policy": {"nic_firmware_dcbx": "sometimes"}})
+    failed_early(proc, output)
+    assert "must be true, false or unset" in message(output, "rdma_roce_policy.nic_firmware_dcbx")
 
 
 @pytest.mark.parametrize(
@@ -167,6 +219,10 @@ def test_bad_policy_values(run_play):
         {"rdma_roce_policy": {"cnp_dscp": 46, "cnp_priority": 5}},
         {"rdma_roce_policy": {"cnp_dscp": 46}, "rdma_nic_settings": {"CNP_DSCP_P2": 46}},
         {"rdma_nic_extra_settings": {"ROCE_CC_PRIO_MASK_P1": 8}},
+        {
+            "rdma_roce_policy": {"nic_firmware_dcbx": True},
+            "rdma_nic_extra_settings": {"LLDP_NB_DCBX_P1": "True(1)"},
+        },
         {"rdma_nic_cnp_from_policy": False, "rdma_nic_settings": {"CNP_DSCP_P1": 24}},
         {"rdma_nic_settings": {"LINK_TYPE_P1": "IB", "SRIOV_EN": True, "NUM_OF_VFS": 8}},
         {"rdma_nic_extra_settings": {"LINK_TYPE_P2": 2}},

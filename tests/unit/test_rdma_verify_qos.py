@@ -87,13 +87,6 @@ def test_dscp_mapped_twice():
     assert mismatches(state, DESIRED) == ["DSCP 26 -> priorities 2,3, policy wants priority 3"]
 
 
-def test_dscp_entries_left_when_the_policy_trusts_pcp():
-    # rdma_roce_policy refuses trust pcp now (issue 14); the reader still names leftovers.
-    policy = dict(policy_or_raise({}), trust="pcp")
-    lines = mismatches(dcb(), desired_qos(policy))
-    assert lines == ["DSCP->priority entries for DSCP 26,48, policy trusts pcp (none wanted)"]
-
-
 def test_firmware_dcbx():
     lines = mismatches(mlnx("mlnx_qos_dscp_wrap_firmware_dcbx.txt"), DESIRED)
     assert lines == [

@@ -117,6 +117,16 @@ options:
             priority's buffer needs a size. Unset leaves the NIC's.
         type: list
         elements: int
+      nic_firmware_dcbx:
+        description:
+          - DCBX in the ConnectX firmware (C(LLDP_NB_DCBX_P1/P2), set by the rdma_nic role,
+            effective after the next boot). Unset leaves the card's setting.
+          - C(false) - the firmware never negotiates DCB with a switch, so the host's
+            settings hold from power-on (roce_host_qos takes each port to DCBX host mode at
+            run time and at boot either way).
+          - C(true) - the firmware runs DCBX, for NICs whose DCB a DCBX switch is meant to drive.
+        type: bool
+        version_added: 0.3.0
 """
 
 EXAMPLES = r"""

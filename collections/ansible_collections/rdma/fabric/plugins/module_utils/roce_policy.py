@@ -51,6 +51,12 @@ DEFAULTS = {
     "host_cable_length_m": None,
     "host_prio2buffer": None,
     "host_buffer_size": None,
+    # DCBX in the NIC firmware (ConnectX LLDP_NB_DCBX_P1/P2, set by rdma_nic, next boot).
+    # None leaves the card's setting. False: the firmware never negotiates DCB with the
+    # switch, so the host's settings hold from power-on (roce_host_qos sets DCBX host
+    # mode at run time and boot either way). True: the firmware runs DCBX, for NICs whose
+    # DCB a DCBX switch is meant to drive.
+    "nic_firmware_dcbx": None,
 }
 
 DERIVED = ("roce_tos", "tc_tsa", "tc_bw", "host_pfc_storm_timeout_ms")
@@ -340,6 +346,10 @@ def normalize_policy(policy):
             "action": action,
         }
     out["mtu"] = check.integer(_name("mtu"), merged["mtu"], 1280, 9216, "an MTU in bytes")
+    dcbx = merged["nic_firmware_dcbx"]
+    out["nic_firmware_dcbx"] = None if dcbx is None else _as_bool(dcbx)
+    if dcbx is not None and out["nic_firmware_dcbx"] is None:
+        check.fail(_name("nic_firmware_dcbx"), "must be true, false or unset (null)", dcbx)
     _host_buffers(check, merged, out)
 
     if check.errors:

@@ -44,11 +44,12 @@ def _csv(values):
 
 
 def desired_qos(policy):
-    """What the netdev's DCB state must be under a filled policy."""
-    dscp2prio = {}
-    if policy["trust"] == "dscp":
-        dscp2prio = {policy["roce_dscp"]: [policy["roce_priority"]]}
-        dscp2prio[policy["cnp_dscp"]] = [policy["cnp_priority"]]
+    """What the netdev's DCB state must be under a filled policy (trust is always dscp:
+    the policy refuses pcp)."""
+    dscp2prio = {
+        policy["roce_dscp"]: [policy["roce_priority"]],
+        policy["cnp_dscp"]: [policy["cnp_priority"]],
+    }
     return {
         "dcbx": "os",
         "willing": False,
@@ -104,10 +105,7 @@ def differing(current, desired):
     if current.get("trust") is not None and current["trust"] != desired["trust"]:
         out.append("trust")
     have = current.get("dscp2prio") or {}
-    if desired["trust"] == "pcp":
-        if current.get("backend") == "dcb" and have:
-            out.append("dscp2prio")
-    elif any(have.get(d) != p for d, p in desired["dscp2prio"].items()):
+    if any(have.get(d) != p for d, p in desired["dscp2prio"].items()):
         out.append("dscp2prio")
     if current.get("pfc") != desired["pfc"]:
         out.append("pfc")
@@ -181,11 +179,6 @@ def mismatches(current, desired, knobs=()):
             lines.append(f"trust {current.get('trust')}, policy wants {desired['trust']}")
         elif aspect == "dscp2prio":
             have = current["dscp2prio"]
-            if desired["trust"] == "pcp":
-                lines.append(
-                    f"DSCP->priority entries for DSCP {_csv(sorted(have))}, "
-                    "policy trusts pcp (none wanted)"
-                )
             for dscp, prios in desired["dscp2prio"].items():
                 if have.get(dscp) != prios:
                     lines.append(
@@ -346,18 +339,15 @@ class Dcb:
                 [self.binary, "dcbx", "set"] + dev + ["host"] + (versions or ["cee", "ieee"])
             )
         if "dscp2prio" in aspects:
-            if desired["trust"] == "pcp":
-                cmds.append([self.binary, "app", "flush"] + dev + ["dscp-prio"])
-            else:
-                have = current.get("dscp2prio") or {}
-                pairs = [
-                    f"{dscp}:{prios[0]}"
-                    for dscp, prios in desired["dscp2prio"].items()
-                    if have.get(dscp) != prios
-                ]
-                if pairs:
-                    # replace, not add: add appends a second priority to the DSCP.
-                    cmds.append([self.binary, "app", "replace"] + dev + ["dscp-prio"] + pairs)
+            have = current.get("dscp2prio") or {}
+            pairs = [
+                f"{dscp}:{prios[0]}"
+                for dscp, prios in desired["dscp2prio"].items()
+                if have.get(dscp) != prios
+            ]
+            if pairs:
+                # replace, not add: add appends a second priority to the DSCP.
+                cmds.append([self.binary, "app", "replace"] + dev + ["dscp-prio"] + pairs)
         if "pfc" in aspects:
             state = [f"{p}:{'on' if on else 'off'}" for p, on in enumerate(desired["pfc"])]
             cmds.append([self.binary, "pfc", "set"] + dev + ["prio-pfc"] + state)
@@ -389,8 +379,6 @@ def boot_commands(backend, iface, current, desired):
     """Commands that set every aspect from any state (the boot-time re-apply)."""
     aspects = [a for a in ASPECTS if a != "dcbx" or current.get("dcbx") is not None]
     aspects = [a for a in aspects if a not in BUFFER_ASPECTS or a in current]
-    if desired["trust"] == "pcp" and backend.name == "mlnx_qos":
-        aspects.remove("dscp2prio")
     blank = {"dcbx": current.get("dcbx"), "willing": current.get("willing")}
     return backend.commands(iface, blank, desired, aspects)
 

@@ -86,12 +86,14 @@ def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
     def members(chosen):
         return {str(p): ({} if p in chosen else None) for p in range(8)}
 
-    mapping = {"trust": "l3" if policy["trust"] == "dscp" else "l2"}
-    if policy["trust"] == "dscp":
-        mapping["dscp"] = {
+    # Trust is always DSCP (l3): the policy refuses pcp.
+    mapping = {
+        "trust": "l3",
+        "dscp": {
             str(policy["roce_dscp"]): {"switch-priority": policy["roce_priority"]},
             str(policy["cnp_dscp"]): {"switch-priority": policy["cnp_priority"]},
-        }
+        },
+    }
     scheduler = {}
     for tc, bandwidth in enumerate(policy["tc_bw"]):
         if bandwidth:
@@ -457,7 +459,7 @@ def eos_config(policy, ports, tx_queue="tx-queue"):
         f"qos map dscp {policy['cnp_dscp']} to traffic-class {cnp_tc}",
         "!",
         f"qos profile {EOS_PROFILE}",
-        f"   qos trust {'dscp' if policy['trust'] == 'dscp' else 'cos'}",
+        "   qos trust dscp",
     ]
     if policy["pfc_priorities"]:
         lines.append("   priority-flow-control on")
