@@ -102,10 +102,11 @@ def test_extra_args_are_checked_before_any_traffic(run_role, tmp_path):
 
 def build_host(root, number, faults, mapping):
     """Host labN: two RoCE rails (netdevs ens0, ens1; device names unique to the host,
-    bound to rails by netdev), GIDs 127.0.N.1 and 127.0.N.2, its own boot id."""
+    bound to rails by netdev), GIDs 127.10.0.N and 127.10.1.N (the rail plan's addresses
+    for rdma_rail_host_index N), its own boot id."""
     for rail in (0, 1):
         device = f"mlx5_{number}{rail}"
-        address = f"127.0.{number}.{rail + 1}"
+        address = f"127.10.{rail}.{number}"
         st.add_cx6dx_roce(
             root,
             device,
@@ -162,8 +163,8 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(run_cli, tmp_p
         "rdma_verify_listen_timeout": 10,
         "rdma_verify_async": run_async,
         "rdma_rails": [
-            {"name": "rail0", "netdev": "ens0", "subnet": "10.0.0.0/24"},
-            {"name": "rail1", "netdev": "ens1", "subnet": "10.0.1.0/24"},
+            {"name": "rail0", "netdev": "ens0", "subnet": "127.10.0.0/24", "mtu": 9000},
+            {"name": "rail1", "netdev": "ens1", "subnet": "127.10.1.0/24", "mtu": 9000},
         ],
     }
     start = time.monotonic()
@@ -188,6 +189,9 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(run_cli, tmp_p
     summary = results["summary"]
     assert summary["bad_rails"] == ["lab3 rail1"], (summary, results["isolation"])
     assert summary["bad_hosts"] == ["lab3"]
+    # Every planned rail has the plan's MTU and address (rdma_rails' health checks).
+    planned = [c for c in results["checks"] if c["check"] in ("rail address", "rail MTU")]
+    assert len(planned) == 12 and all(c["ok"] for c in planned), planned
     verdict = results["isolation"]["verdicts"]["lab3 rail1"]["verdict"]
     assert verdict == "lab3 rail rail1 (mlx5_31): fails as sender against 1 good peer (lab1)"
     main = {
