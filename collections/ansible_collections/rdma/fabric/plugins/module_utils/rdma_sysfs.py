@@ -132,12 +132,19 @@ def read_gids(port_dir):
     return entries
 
 
+def roce_v2_ipv4_gids(port):
+    """Every RoCE v2 GID carrying an IPv4 address of a port record, by index."""
+    return [
+        entry
+        for entry in port.get("gids") or []
+        if entry["ipv4"] and (entry["type"] or "").lower() == "roce v2"
+    ]
+
+
 def roce_v2_ipv4_gid(port):
     """The first RoCE v2 GID carrying an IPv4 address of a port record, or None."""
-    for entry in port.get("gids") or []:
-        if entry["ipv4"] and (entry["type"] or "").lower() == "roce v2":
-            return entry
-    return None
+    gids = roce_v2_ipv4_gids(port)
+    return gids[0] if gids else None
 
 
 def _pci_address(dev_dir):

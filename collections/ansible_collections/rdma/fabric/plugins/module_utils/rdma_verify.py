@@ -21,7 +21,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
     normalize_rails,
     resolve_rails,
 )
-from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import parse_rate_detail
+from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
+    parse_rate_detail,
+    roce_v2_ipv4_gids,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import desired_qos, mismatches
 
@@ -92,12 +95,9 @@ def _planned_rails(info, expect, host):
 
 
 def _roce_v2_ipv4_gids(port):
-    """The port's RoCE v2 GIDs that carry an IPv4 address ({index, ipv4})."""
-    gids = [
-        g
-        for g in port.get("gids") or []
-        if g.get("ipv4") and (g.get("type") or "").lower() == "roce v2"
-    ]
+    """The port's RoCE v2 IPv4 GIDs (rdma_sysfs), or the one rdma_health_info picked
+    when the record carries no GID table."""
+    gids = roce_v2_ipv4_gids(port)
     return gids or ([port["roce_v2_gid"]] if port.get("roce_v2_gid") else [])
 
 
@@ -122,8 +122,9 @@ def _planned_checks(port, dev, num):
     address = planned.get("address")
     if not address:
         return checks, None
-    found = [g for g in _roce_v2_ipv4_gids(port) if g["ipv4"] == address]
-    have = ", ".join(g["ipv4"] for g in _roce_v2_ipv4_gids(port)) or "none"
+    gids = _roce_v2_ipv4_gids(port)
+    found = [g for g in gids if g["ipv4"] == address]
+    have = ", ".join(g["ipv4"] for g in gids) or "none"
     checks.append(
         _check(
             "rail address",
