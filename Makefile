@@ -15,7 +15,7 @@ ifneq ($(RDMA_LAB_MITOGEN),0)
 LAB_ANSIBLE_ENV = ANSIBLE_TIMEOUT=60 ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
 endif
 
-.PHONY: help deps venv docker images lint sanity changelog unit molecule e2e bench lab-up lab-down demo test test-fast clean
+.PHONY: help deps venv docker images lab-image lint sanity changelog unit molecule e2e bench lab-up lab-down demo test test-fast clean
 
 help:
 	@echo "make demo        bring up the Soft-RoCE lab (3 VMs) and run site.yml against it"
@@ -25,6 +25,7 @@ help:
 	@echo "make sanity      ansible-test sanity on the rdma.fabric collection (part of make lint)"
 	@echo "make changelog   fold changelogs/fragments into the collection's CHANGELOG.md"
 	@echo "make images      build the Debian base images (cached in $(RDMA_FABRIC_CACHE))"
+	@echo "make lab-image   build the lab VM image (cached in $(RDMA_FABRIC_CACHE)/lab)"
 	@echo "make lab-up      boot the lab VMs (idempotent); make lab-down stops them"
 	@echo "make e2e         lab end-to-end test: lab up, site.yml twice, real traffic, --check --diff, a fault run, lab down"
 	@echo "make bench       pair_rounds and rdma_verify's controller work (32 x 8, 4,096 x 8); BENCH_ARGS=--run: the lab's"
@@ -66,11 +67,17 @@ sanity: venv
 changelog: venv
 	cd $(COLLECTION) && antsibull-changelog release --update-existing
 
+# On every core (pytest-xdist, each test file on one worker: a file's module-scoped
+# fixtures run once). A venv made before pytest-xdist was pinned runs them serially.
 unit: venv
-	tests/harness/run-pytest.sh tests/unit
+	tests/harness/run-pytest.sh tests/unit $(if $(shell $(VENV)/bin/python -c 'import xdist' 2>/dev/null && echo y),-n auto --dist loadfile)
 
 molecule: venv images
 	tests/harness/run-molecule.sh $(ROLES)
+
+# Build (or find cached) the lab VM image; make lab-up and make e2e build it when missing.
+lab-image:
+	$(LAB) image
 
 lab-up: deps venv
 	$(LAB) up
@@ -96,7 +103,16 @@ bench: venv
 
 test-fast: lint unit
 
-test: deps venv lint unit molecule e2e
+# The cold builds (Molecule base images, the lab VM image: debootstrap, network and disk
+# bound) run in the background while lint and unit (CPU) run; molecule and e2e wait.
+# The sub-makes take the venv as it is (-o): this make has just made it (or was told
+# not to, with -o, which make does not pass down).
+test: deps venv
+	tests/harness/with-background.sh \
+	    images '$(MAKE) --no-print-directory images' \
+	    lab-image '$(MAKE) --no-print-directory lab-image' \
+	    -- $(MAKE) --no-print-directory -o $(VENV)/.stamp lint unit
+	$(MAKE) --no-print-directory -o $(VENV)/.stamp molecule e2e
 
 clean:
 	rm -rf $(VENV) .cache
