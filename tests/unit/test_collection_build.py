@@ -1,16 +1,19 @@
-"""The rdma.fabric collection as a user gets it: `ansible-galaxy collection build`, then
-`ansible-galaxy collection install` of that tarball into an empty collections path. The
-roles and stage playbooks must be in it, usable by their collection names, with nothing
-of this repository on the search path."""
+"""The rdma.fabric collection as the Ansible world consumes it: every filter documented
+for ansible-doc; `ansible-galaxy collection build` carrying its licence, generated
+changelog, roles and stage playbooks; and `ansible-galaxy collection install` of that
+tarball into an empty collections path, where the roles and playbooks resolve by their
+collection names with nothing of this repository on the search path."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import COLLECTION_DIR, ROLES_DIR, ansible_bin
 
 
@@ -49,16 +52,42 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     return tarball, colls
 
 
+def test_every_filter_has_documentation(run_cli):
+    proc = run_cli("ansible-doc", "-t", "filter", "-l", "rdma.fabric", "--json")
+    assert proc.returncode == 0, proc.stderr
+    listed = json.loads(proc.stdout)
+    assert len(listed) >= 20
+    assert not [name for name, short in listed.items() if short in ("UNDOCUMENTED", "", None)]
+    proc = run_cli("ansible-doc", "-t", "filter", "--json", *listed)
+    assert proc.returncode == 0, proc.stderr
+    docs = json.loads(proc.stdout)
+    assert sorted(docs) == sorted(listed)
+    for name, doc in docs.items():
+        assert doc["doc"]["description"], name
+        assert doc["doc"]["version_added"] in ("0.1.0", "0.2.0", "0.3.0"), name
+
+
 def test_tarball_carries_roles_playbooks_and_licence(installed):
     tarball, _ = installed
+    version = yaml.safe_load((COLLECTION_DIR / "galaxy.yml").read_text())["version"]
+    assert tarball.name == f"rdma-fabric-{version}.tar.gz"
     with tarfile.open(tarball) as tar:
         names = set(tar.getnames())
+        licence = tar.extractfile("LICENSE").read().decode()
+        manifest = json.load(tar.extractfile("MANIFEST.json"))
+    assert "GNU GENERAL PUBLIC LICENSE" in licence and "Version 3" in licence
+    assert manifest["collection_info"]["license"] == ["GPL-3.0-or-later"]
+    assert {
+        "CHANGELOG.md",
+        "changelogs/changelog.yaml",
+        "plugins/action/inventory_check.py",
+    } <= names
+    assert not [n for n in names if n.startswith("tests/")]
     for role in sorted(p.name for p in ROLES_DIR.iterdir() if p.is_dir()):
         assert f"roles/{role}/tasks/main.yml" in names, role
         assert f"roles/{role}/meta/argument_specs.yml" in names, role
     for stage in ("site", "preflight", "rdma_stack", "verify"):
         assert f"playbooks/{stage}.yml" in names, stage
-    assert "LICENSE" in names
     # Molecule scenarios need this repository's stand-ins: they stay out of the tarball.
     assert not any("/molecule/" in n for n in names)
 
