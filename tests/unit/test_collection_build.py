@@ -47,7 +47,11 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     inst = _run(
         [ansible_bin("ansible-galaxy"), "collection", "install", str(tarball), "-p", str(colls)],
         work,
+        # Only the empty path counts: a copy installed in ~/.ansible/collections must
+        # neither stop this install ("already installed") nor answer for it.
+        ANSIBLE_COLLECTIONS_PATH=str(colls),
     )
+    assert (colls / "ansible_collections/rdma/fabric/roles/rdma_stack").is_dir(), inst.stdout
     assert inst.returncode == 0, inst.stdout + inst.stderr
     return tarball, colls
 
