@@ -62,7 +62,7 @@ invalid:
   type: list
   elements: dict
   sample: [{"file": "regulatory.bin", "path": "/usr/lib/firmware/regulatory.bin",
-            "error": "Failed to query image: /usr/lib/firmware/regulatory.bin. No valid image found"}]
+            "error": "Failed to query image: /usr/lib/firmware/regulatory.bin. No valid image..."}]
 tool:
   description: The tool that read the images.
   returned: always
