@@ -108,6 +108,11 @@ def docker_inspect(image: str, template: str) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
+def image_inputs(image: str) -> str:
+    """The image's inputs label, empty when the image is missing."""
+    return docker_inspect(image, f"{{{{ index .Config.Labels {json.dumps(LABEL)} }}}}")
+
+
 def inputs_hash(ee: dict, files_json: bytes) -> str:
     base = ee["images"]["base_image"]["name"]
     base_id = docker_inspect(base, "{{.Id}}")
@@ -216,7 +221,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="build-", dir=CACHE) as tmp:
         workdir = Path(tmp)
         inputs = inputs_hash(ee, collection_files_json(workdir))
-        if docker_inspect(image, "{{ index .Config.Labels %s }}" % json.dumps(LABEL)) == inputs:
+        if image_inputs(image) == inputs:
             print(f"build_ee: image {image} is current (inputs {inputs})")
         else:
             build(ee, inputs, workdir)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import REPO_ROOT
