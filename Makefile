@@ -19,7 +19,7 @@ endif
 
 help:
 	@echo "make demo        bring up the Soft-RoCE lab (3 VMs) and run site.yml against it"
-	@echo "make test        everything CI runs: lint, unit, every role's Molecule scenarios"
+	@echo "make test        everything CI runs: lint, unit, every role's Molecule scenarios, the EE, the lab e2e"
 	@echo "make test-fast   lint + unit tests (seconds; no docker)"
 	@echo "make molecule    Molecule scenarios only (ROLES='rdma_stack' to pick)"
 	@echo "make ee          build the execution environment image (AWX, ansible-navigator) and run playbooks in it"
