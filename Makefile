@@ -15,13 +15,14 @@ ifneq ($(RDMA_LAB_MITOGEN),0)
 LAB_ANSIBLE_ENV = ANSIBLE_TIMEOUT=60 ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
 endif
 
-.PHONY: help deps venv docker images lab-image lint sanity changelog unit molecule e2e bench lab-up lab-down demo test test-fast clean
+.PHONY: help deps venv docker images lab-image lint sanity changelog unit molecule ee e2e bench lab-up lab-down demo test test-fast clean
 
 help:
 	@echo "make demo        bring up the Soft-RoCE lab (3 VMs) and run site.yml against it"
-	@echo "make test        everything CI runs: lint, unit, every role's Molecule scenarios"
+	@echo "make test        everything CI runs: lint, unit, every role's Molecule scenarios, the EE, the lab e2e"
 	@echo "make test-fast   lint + unit tests (seconds; no docker)"
 	@echo "make molecule    Molecule scenarios only (ROLES='rdma_stack' to pick)"
+	@echo "make ee          build the execution environment image (AWX, ansible-navigator) and run playbooks in it"
 	@echo "make sanity      ansible-test sanity on the rdma.fabric collection (part of make lint)"
 	@echo "make changelog   fold changelogs/fragments into the collection's CHANGELOG.md"
 	@echo "make images      build the Debian base images (cached in $(RDMA_FABRIC_CACHE))"
@@ -79,6 +80,13 @@ molecule: venv images
 lab-image:
 	$(LAB) image
 
+# The execution environment (execution-environment.yml) for AWX / Automation Platform and
+# ansible-navigator: built with ansible-builder FROM rdma-fabric/debian:bookworm once per
+# input hash (the image's label), then playbooks run in it with docker.
+ee: venv images
+	$(VENV)/bin/python tests/harness/build_ee.py
+	tests/harness/run-pytest.sh tests/ee
+
 lab-up: deps venv
 	$(LAB) up
 
@@ -104,7 +112,7 @@ bench: venv
 test-fast: lint unit
 
 # The cold builds (Molecule base images, the lab VM image: debootstrap, network and disk
-# bound) run in the background while lint and unit (CPU) run; molecule and e2e wait.
+# bound) run in the background while lint and unit (CPU) run; molecule, ee and e2e wait.
 # The sub-makes take the venv as it is (-o): this make has just made it (or was told
 # not to, with -o, which make does not pass down).
 test: deps venv
@@ -112,7 +120,7 @@ test: deps venv
 	    images '$(MAKE) --no-print-directory images' \
 	    lab-image '$(MAKE) --no-print-directory lab-image' \
 	    -- $(MAKE) --no-print-directory -o $(VENV)/.stamp lint unit
-	$(MAKE) --no-print-directory -o $(VENV)/.stamp molecule e2e
+	$(MAKE) --no-print-directory -o $(VENV)/.stamp molecule ee e2e
 
 clean:
 	rm -rf $(VENV) .cache
