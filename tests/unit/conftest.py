@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.testing import patch_module_args
+from playbook_run import run_playbook as _run_playbook
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ANSIBLE_CFG = REPO_ROOT / "ansible.cfg"
@@ -68,6 +69,23 @@ def run_cli(ansible_env):
             text=True,
             timeout=timeout,
             check=False,
+        )
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def run_playbook(ansible_env):
+    """Run ansible-playbook from the repository root through ansible-runner; returns a
+    PlaybookRun: returncode, stdout, stderr, output (both) and events (structured)."""
+
+    def run(*args: str, env: dict[str, str] | None = None, timeout: int = 120):
+        return _run_playbook(
+            ansible_bin("ansible-playbook"),
+            list(args),
+            env={**ansible_env, **(env or {})},
+            cwd=REPO_ROOT,
+            timeout=timeout,
         )
 
     return run

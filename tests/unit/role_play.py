@@ -1,17 +1,15 @@
-"""Run a role from the repository with ansible-playbook against localhost and read the
-output: which tasks ran, the recap, the error lines. Shared by the role tests."""
+"""Run a role from the repository with ansible-playbook against localhost and read what
+ansible-runner recorded of it (structured events, not the screen): which tasks and
+handlers ran, the recap, the failure messages. Shared by the role tests."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import yaml
 from conftest import ROLES_DIR  # noqa: E402  (re-exported for the role tests)
-
-TASK_RE = re.compile(r"^TASK \[(?P<name>.*)\] \*+$", re.MULTILINE)
-HANDLER_RE = re.compile(r"^RUNNING HANDLER \[(?P<name>.*)\] \*+$", re.MULTILINE)
+from playbook_run import PlaybookRun
 
 
 def play(role: str) -> str:
@@ -40,30 +38,92 @@ def pre_validation(role: str) -> set[str]:
     return {"Gathering Facts"} | task_names(role, "set_vars.yml") | task_names(role, "validate.yml")
 
 
-def tasks_run(output: str) -> list[str]:
-    return [m["name"] for m in TASK_RE.finditer(output)]
+def started(run: PlaybookRun, handlers: bool) -> list[str]:
+    """Names of the tasks (or handlers) started, in order. awx_display reports a handler
+    as playbook_on_task_start with is_conditional true."""
+    return [
+        e["event_data"]["name"].strip()
+        for e in run.events
+        if e["event"] == "playbook_on_task_start"
+        and bool(e["event_data"].get("is_conditional")) == handlers
+    ]
 
 
-def handlers_run(output: str) -> list[str]:
-    return [m["name"] for m in HANDLER_RE.finditer(output)]
+def tasks_run(run: PlaybookRun) -> list[str]:
+    return started(run, handlers=False)
 
 
-def recap(output: str, host: str = "localhost") -> dict[str, int]:
-    match = re.search(rf"^{re.escape(host)}\s*:\s*(?P<counts>.*)$", output, re.MULTILINE)
-    assert match, f"no PLAY RECAP line for {host} in:\n{output}"
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match["counts"])}
+def handlers_run(run: PlaybookRun) -> list[str]:
+    return started(run, handlers=True)
 
 
-def error_lines(output: str) -> list[str]:
-    return [line for line in output.splitlines() if "[ERROR]" in line or "FAILED!" in line]
+RESULTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runner_on_unreachable")
 
 
-def check_run(run_cli, playbook: Path):
-    """A runner of the playbook in --check with extra vars; returns (proc, output)."""
+def outcomes(run: PlaybookRun, name: str) -> dict[str, str]:
+    """host -> ok, failed, skipped or unreachable: the result of the task (or handler)
+    named `name` on each host it ran for."""
+    uuids = {
+        e["event_data"]["uuid"]
+        for e in run.events
+        if e["event"] == "playbook_on_task_start" and e["event_data"]["name"].strip() == name
+    }
+    return {
+        e["event_data"]["host"]: e["event"].removeprefix("runner_on_")
+        for e in run.events
+        if e["event"] in RESULTS and e["event_data"].get("task_uuid") in uuids
+    }
+
+
+# PLAY RECAP's words and the playbook_on_stats keys that count them.
+RECAP_STATS = {
+    "ok": "ok",
+    "changed": "changed",
+    "unreachable": "dark",
+    "failed": "failures",
+    "skipped": "skipped",
+    "rescued": "rescued",
+    "ignored": "ignored",
+}
+
+
+def recaps(run: PlaybookRun) -> dict[str, dict[str, int]]:
+    """The PLAY RECAP of every host the playbook processed, from playbook_on_stats."""
+    stats = [e["event_data"] for e in run.events if e["event"] == "playbook_on_stats"]
+    assert len(stats) == 1, f"{len(stats)} playbook_on_stats events in:\n{run.output}"
+    [data] = stats
+    return {
+        host: {word: data[key].get(host, 0) for word, key in RECAP_STATS.items()}
+        for host in data["processed"]
+    }
+
+
+def recap(run: PlaybookRun, host: str = "localhost") -> dict[str, int]:
+    counts = recaps(run)
+    assert host in counts, f"no PLAY RECAP for {host} in:\n{run.output}"
+    return counts[host]
+
+
+def failure_messages(run: PlaybookRun) -> list[str]:
+    """'host: message' of every failed or unreachable result (a loop's failed items
+    each), from the runner_on_failed / runner_on_unreachable events."""
+    messages = []
+    for e in run.events:
+        if e["event"] not in ("runner_on_failed", "runner_on_unreachable"):
+            continue
+        data = e["event_data"]
+        res = data.get("res", {})
+        items = [r for r in res.get("results", []) if isinstance(r, dict) and r.get("failed")]
+        for result in items or [res]:
+            messages.append(f"{data['host']}: {result.get('msg', '')}")
+    return messages
+
+
+def check_run(run_playbook, playbook: Path):
+    """A runner of the playbook in --check with extra vars; returns (run, output)."""
 
     def run(extra_vars: dict, *args: str):
-        proc = run_cli(
-            "ansible-playbook",
+        proc = run_playbook(
             "-i",
             "localhost,",
             "--check",
@@ -72,31 +132,34 @@ def check_run(run_cli, playbook: Path):
             json.dumps(extra_vars),
             *args,
         )
-        return proc, proc.stdout + proc.stderr
+        return proc, proc.output
 
     return run
 
 
-def role_check_run(run_cli, tmp_path: Path, role: str):
+def role_check_run(run_playbook, tmp_path: Path, role: str):
     """check_run of a playbook that applies the role to localhost."""
     playbook = tmp_path / f"{role}.yml"
     playbook.write_text(play(role))
-    return check_run(run_cli, playbook)
+    return check_run(run_playbook, playbook)
 
 
-def assert_failed_before_any_change(role: str, proc, output: str, absent=()) -> None:
-    """Failed in validation: nothing later ran, nothing changed, no text of `absent` shows."""
+def assert_failed_before_any_change(role: str, proc: PlaybookRun, output: str, absent=()) -> None:
+    """Failed in validation: nothing later ran, nothing changed, no task named with a text
+    of `absent` started and no such text shows."""
     assert proc.returncode != 0, output
-    ran = tasks_run(output)
+    ran = tasks_run(proc)
     assert ran, output
     allowed = pre_validation(role)
     late = [n for n in ran if n not in allowed and not n.startswith(arg_spec_task(role))]
     assert not late, f"tasks ran after validation failed: {late}"
-    counts = recap(output)
+    counts = recap(proc)
     assert counts["failed"] == 1
     assert counts["changed"] == 0
+    begun = [text for text in absent if any(text in name for name in ran)]
+    assert not begun, f"ran after validation failed: {begun}"
     shown = [text for text in absent if text in output]
-    assert not shown, f"ran after validation failed: {shown}"
+    assert not shown, f"shown after validation failed: {shown}"
 
 
 def playbook_json(run_cli, *args: str, env: dict[str, str] | None = None):

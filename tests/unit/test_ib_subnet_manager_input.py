@@ -12,7 +12,7 @@ import json
 import pytest
 import yaml
 from conftest import ROLES_DIR
-from role_play import error_lines, recap, tasks_run
+from role_play import failure_messages, recap, tasks_run
 
 ROLE = "ib_subnet_manager"
 ARG_SPEC_TASK = f"{ROLE} : Validating arguments against arg spec 'main'"
@@ -39,7 +39,7 @@ ALLOWED = {"Gathering Facts"} | task_names("set_vars.yml") | task_names("validat
 
 
 @pytest.fixture
-def run_play(run_cli, tmp_path):
+def run_play(run_playbook, tmp_path):
     """Run the role on sm-a of a two-SM group; host_vars per host."""
     playbook = tmp_path / "play.yml"
     playbook.write_text(PLAY)
@@ -60,8 +60,7 @@ def run_play(run_cli, tmp_path):
             }
         }
         (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
-        proc = run_cli(
-            "ansible-playbook",
+        proc = run_playbook(
             "-i",
             str(tmp_path / "hosts.yml"),
             "--limit",
@@ -73,21 +72,21 @@ def run_play(run_cli, tmp_path):
             "-e",
             json.dumps(extra_vars),
         )
-        return proc, proc.stdout + proc.stderr
+        return proc, proc.output
 
     return run
 
 
 def assert_failed_in_validation(proc, output, task=None):
     assert proc.returncode != 0, output
-    ran = tasks_run(output)
+    ran = tasks_run(proc)
     late = [n for n in ran if n not in ALLOWED and not n.startswith(ARG_SPEC_TASK)]
     assert not late, f"tasks ran after validation failed: {late}"
-    counts = recap(output, "sm-a")
+    counts = recap(proc, "sm-a")
     assert (counts["failed"], counts["changed"]) == (1, 0), counts
     if task:
         assert ran[-1] == f"{ROLE} : {task}", ran
-    return " ".join(error_lines(output))
+    return " ".join(failure_messages(proc))
 
 
 def test_priority_16(run_play):
@@ -157,7 +156,7 @@ def test_unknown_routing_engine(run_play, engine):
 def test_engines_without_roots_pass(run_play, engines):
     proc, output = run_play({"ib_subnet_manager_routing_engines": engines})
     assert proc.returncode == 0, output
-    assert f"{ROLE} : Validate ib_subnet_manager_routing_engines" in tasks_run(output)
+    assert f"{ROLE} : Validate ib_subnet_manager_routing_engines" in tasks_run(proc)
 
 
 # Debian 12 and 13 ship OpenSM 3.3.23, whose IB_MAX_RATE is 22 (600 Gb/s); 23 (800
@@ -203,5 +202,5 @@ def test_good_input_passes_validation(run_play):
         {"sm-b": {"ib_subnet_manager_priority": 3}},
     )
     assert proc.returncode == 0, output
-    assert f"{ROLE} : Validate ib_subnet_manager_partitions" in tasks_run(output)
-    assert (recap(output, "sm-a")["failed"], recap(output, "sm-a")["changed"]) == (0, 0)
+    assert f"{ROLE} : Validate ib_subnet_manager_partitions" in tasks_run(proc)
+    assert (recap(proc, "sm-a")["failed"], recap(proc, "sm-a")["changed"]) == (0, 0)

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 from conftest import REPO_ROOT
-from role_play import error_lines, recap, tasks_run
+from role_play import failure_messages, recap, tasks_run
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "standins"))
 from mlnxos_cli import MlnxOsCli  # noqa: E402
@@ -44,7 +44,7 @@ def standin():
 
 
 @pytest.fixture
-def run_switch(run_cli, tmp_path, standin):
+def run_switch(run_playbook, tmp_path, standin):
     (tmp_path / "play.yml").write_text(PLAY)
 
     def run(switch_vars=None, hosts=None, extra=None, check=False):
@@ -81,8 +81,8 @@ def run_switch(run_cli, tmp_path, standin):
         args = ["-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
         args += ["-e", json.dumps(extra)] if extra else []
         args += ["--check"] if check else []
-        proc = run_cli("ansible-playbook", *args, env=NETWORK_ENV, timeout=240)
-        return proc, proc.stdout + proc.stderr
+        proc = run_playbook(*args, env=NETWORK_ENV, timeout=240)
+        return proc, proc.output
 
     return run
 
@@ -113,7 +113,7 @@ STORAGE = {
 def test_enable_and_priority_then_nothing(run_switch, standin):
     proc, output = run_switch()
     assert proc.returncode == 0, output
-    assert recap(output, SWITCH)["changed"] == 1, output
+    assert recap(proc, SWITCH)["changed"] == 1, output
     assert standin.state == {SWITCH: {"enabled": True, "priority": 14}}
     assert standin.partitions == DEFAULT_STATE
     assert config_commands(standin) == [
@@ -126,7 +126,7 @@ def test_enable_and_priority_then_nothing(run_switch, standin):
     before = len(standin.commands)
     proc, output = run_switch()
     assert proc.returncode == 0, output
-    assert recap(output, SWITCH)["changed"] == 0, output
+    assert recap(proc, SWITCH)["changed"] == 0, output
     assert config_commands(standin)[6:] == [] and len(standin.commands) > before
 
 
@@ -148,14 +148,14 @@ def test_partitions_from_the_inventorys_definitions(run_switch, standin):
     }
     proc, output = run_switch(partitions)
     assert proc.returncode == 0, output
-    assert recap(output, SWITCH)["changed"] == 0, output
+    assert recap(proc, SWITCH)["changed"] == 0, output
 
     # One member gone from the inventory, one partition added on the switch by hand.
     standin.partitions["old"] = EMPTY | {"pkey": 0x20}
     partitions["ib_subnet_manager_partitions"][1] = STORAGE | {"members": STORAGE["members"][:1]}
     before = len(config_commands(standin))
     proc, output = run_switch(partitions, check=True)
-    assert proc.returncode == 0 and recap(output, SWITCH)["changed"] == 1, output
+    assert proc.returncode == 0 and recap(proc, SWITCH)["changed"] == 1, output
     assert len(config_commands(standin)) == before and "old" in standin.partitions
     proc, output = run_switch(partitions)
     assert proc.returncode == 0, output
@@ -169,7 +169,7 @@ def test_partitions_from_the_inventorys_definitions(run_switch, standin):
 def test_check_mode_sends_no_configuration(run_switch, standin):
     proc, output = run_switch(check=True)
     assert proc.returncode == 0, output
-    assert recap(output, SWITCH)["changed"] == 1, output
+    assert recap(proc, SWITCH)["changed"] == 1, output
     assert config_commands(standin) == [] and standin.state == {}
 
 
@@ -210,7 +210,7 @@ def test_rendered_writes_the_lines_without_connecting(run_switch, standin, tmp_p
 def test_bad_switch_input_fails_before_connecting(run_switch, standin, switch_vars, message):
     proc, output = run_switch(switch_vars)
     assert proc.returncode != 0, output
-    errors = " ".join(error_lines(output))
+    errors = " ".join(failure_messages(proc))
     assert message in errors and SWITCH in errors, errors
     assert standin.commands == []
 
@@ -219,9 +219,9 @@ def test_same_priority_on_a_host_and_a_switch(run_switch, standin):
     host = {"ansible_connection": "local", "ib_subnet_manager_priority": 14}
     proc, output = run_switch(hosts={"sm-a": host})
     assert proc.returncode != 0, output
-    errors = " ".join(error_lines(output))
+    errors = " ".join(failure_messages(proc))
     assert "duplicate priority 14 on sm-a and ib-spine-1" in errors, errors
-    assert f"{ROLE} : Refuse two SMs with one priority" in tasks_run(output)
+    assert f"{ROLE} : Refuse two SMs with one priority" in tasks_run(proc)
     assert standin.commands == []
 
 

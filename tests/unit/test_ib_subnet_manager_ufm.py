@@ -13,7 +13,7 @@ import sys
 
 import pytest
 from conftest import REPO_ROOT
-from role_play import error_lines, recap
+from role_play import failure_messages, recap
 
 sys.path.insert(0, str(REPO_ROOT / "tests" / "standins"))
 from ufm_rest import UfmRest, make_ca  # noqa: E402
@@ -60,7 +60,7 @@ def ufm(certs):
 
 
 @pytest.fixture
-def run_ufm(run_cli, tmp_path, ufm, certs):
+def run_ufm(run_playbook, tmp_path, ufm, certs):
     (tmp_path / "play.yml").write_text(PLAY)
 
     def run(host_vars=None, check=False):
@@ -77,8 +77,8 @@ def run_ufm(run_cli, tmp_path, ufm, certs):
         inventory = {"all": {"children": {"ufm": {"hosts": {HOST: host}}}}}
         (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
         args = ["-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
-        proc = run_cli("ansible-playbook", *args, *(["--check"] if check else []), timeout=240)
-        return proc, proc.stdout + proc.stderr
+        proc = run_playbook(*args, *(["--check"] if check else []), timeout=240)
+        return proc, proc.output
 
     return run
 
@@ -90,13 +90,13 @@ def changes(ufm):
 def test_check_mode_predicts_then_create_then_nothing(run_ufm, ufm):
     proc, output = run_ufm(check=True)
     assert proc.returncode == 0, output
-    assert recap(output, HOST)["changed"] == 1, output
+    assert recap(proc, HOST)["changed"] == 1, output
     assert "POST 0x10" in output and "POST 0x20" in output
     assert changes(ufm) == [] and set(ufm.pkeys) == {"0x7fff"}
 
     proc, output = run_ufm()
     assert proc.returncode == 0, output
-    assert recap(output, HOST)["changed"] == 1, output
+    assert recap(proc, HOST)["changed"] == 1, output
     assert changes(ufm) == [("POST", "0x10"), ("POST", "0x20")]
     assert ufm.pkeys["0x10"] == STORAGE
     assert ufm.pkeys["0x20"]["guids"] == [
@@ -106,7 +106,7 @@ def test_check_mode_predicts_then_create_then_nothing(run_ufm, ufm):
 
     proc, output = run_ufm()
     assert proc.returncode == 0, output
-    assert recap(output, HOST)["changed"] == 0, output
+    assert recap(proc, HOST)["changed"] == 0, output
     assert len(changes(ufm)) == 2
 
 
@@ -146,6 +146,6 @@ def test_a_certificate_from_another_ca_is_refused(run_ufm, ufm, tmp_path):
 def test_bad_input_fails_before_any_request(run_ufm, ufm, host_vars, message):
     proc, output = run_ufm(host_vars)
     assert proc.returncode != 0, output
-    errors = " ".join(error_lines(output))
+    errors = " ".join(failure_messages(proc))
     assert message in errors and HOST in errors, errors
     assert ufm.requests == []

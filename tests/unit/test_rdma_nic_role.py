@@ -20,7 +20,7 @@ from role_play import (
     ROLES_DIR,
     arg_spec_task,
     assert_failed_before_any_change,
-    error_lines,
+    failure_messages,
     handlers_run,
     play,
     recap,
@@ -33,24 +33,24 @@ PSID_CX6DX = "MT_0000000359"
 
 
 @pytest.fixture
-def run_play(run_cli, tmp_path):
-    return role_check_run(run_cli, tmp_path, ROLE)
+def run_play(run_playbook, tmp_path):
+    return role_check_run(run_playbook, tmp_path, ROLE)
 
 
 def failed_early(proc, output):
-    assert_failed_before_any_change(ROLE, proc, output, ("TASK [rdma_nic : Install mstflint",))
+    assert_failed_before_any_change(ROLE, proc, output, ("rdma_nic : Install mstflint",))
 
 
-def message(output: str, word: str) -> str:
-    lines = [line for line in error_lines(output) if word in line]
-    assert lines, output
-    return lines[0]
+def message(proc, word: str) -> str:
+    messages = [text for text in failure_messages(proc) if word in text]
+    assert messages, proc.output
+    return messages[0]
 
 
 def test_unknown_tool(run_play):
     proc, output = run_play({"rdma_nic_tool": "flint"})
     failed_early(proc, output)
-    assert tasks_run(output)[-1].startswith(arg_spec_task(ROLE))
+    assert tasks_run(proc)[-1].startswith(arg_spec_task(ROLE))
     line = next(line for line in output.splitlines() if "rdma_nic_tool" in line)
     assert "mstconfig" in line and "flint" in line
 
@@ -74,8 +74,8 @@ def test_link_type_in_the_free_form_settings(run_play):
         {"rdma_nic_device_settings": {"mlx5_3": {"LINK_TYPE_P2": "infiniband"}}}
     )
     failed_early(proc, output)
-    assert tasks_run(output)[-1] == "rdma_nic : Validate the link types"
-    line = message(output, "LINK_TYPE_P2")
+    assert tasks_run(proc)[-1] == "rdma_nic : Validate the link types"
+    line = message(proc, "LINK_TYPE_P2")
     assert "rdma_nic_device_settings.mlx5_3.LINK_TYPE_P2=infiniband" in line
 
 
@@ -92,13 +92,13 @@ def test_link_type_in_the_free_form_settings(run_play):
 def test_bad_free_form_entries(run_play, extra, shown):
     proc, output = run_play(extra)
     failed_early(proc, output)
-    assert shown in message(output, "rdma_nic_extra_settings")
+    assert shown in message(proc, "rdma_nic_extra_settings")
 
 
 def test_device_settings_must_be_dictionaries(run_play):
     proc, output = run_play({"rdma_nic_device_settings": {"mlx5_0": "ETH"}})
     failed_early(proc, output)
-    assert "mlx5_0" in message(output, "rdma_nic_device_settings")
+    assert "mlx5_0" in message(proc, "rdma_nic_device_settings")
 
 
 def test_cnp_setting_that_disagrees_with_the_policy(run_play):
@@ -109,7 +109,7 @@ def test_cnp_setting_that_disagrees_with_the_policy(run_play):
         }
     )
     failed_early(proc, output)
-    line = message(output, "rdma_roce_policy")
+    line = message(proc, "rdma_roce_policy")
     assert "rdma_nic_settings.CNP_802P_PRIO_P1=6" in line
     assert "CNP_DSCP_P1" not in line, "the agreeing value must not be reported"
     assert "cnp_priority=5" in line
@@ -123,7 +123,7 @@ def test_cc_prio_mask_that_disagrees_with_the_policy(run_play):
         }
     )
     failed_early(proc, output)
-    line = message(output, "rdma_roce_policy")
+    line = message(proc, "rdma_roce_policy")
     assert "rdma_nic_extra_settings.ROCE_CC_PRIO_MASK_P2=8" in line and "ecn_priorities=4" in line
 
 
@@ -193,7 +193,7 @@ def test_dcbx_setting_that_disagrees_with_the_policy(run_play):
         }
     )
     failed_early(proc, output)
-    line = message(output, "nic_firmware_dcbx")
+    line = message(proc, "nic_firmware_dcbx")
     assert "rdma_nic_extra_settings.LLDP_NB_DCBX_P1=1" in line
     assert "LLDP_NB_DCBX_P2" not in line, "the agreeing value must not be reported"
 
@@ -201,15 +201,15 @@ def test_dcbx_setting_that_disagrees_with_the_policy(run_play):
 def test_bad_policy_values(run_play):
     proc, output = run_play({"rdma_roce_policy": {"cnp_dscp": 64}})
     failed_early(proc, output)
-    line = message(output, "rdma_roce_policy.cnp_dscp")
+    line = message(proc, "rdma_roce_policy.cnp_dscp")
     assert "got 64" in line
     # The shared policy's own rules, not a looser copy: CNP apart from RoCE.
     proc, output = run_play({"rdma_roce_policy": {"cnp_priority": 3}})
     failed_early(proc, output)
-    assert "must differ from rdma_roce_policy.roce_priority" in message(output, "cnp_priority")
+    assert "must differ from rdma_roce_policy.roce_priority" in message(proc, "cnp_priority")
     proc, output = run_play({"rdma_roce_policy": {"nic_firmware_dcbx": "sometimes"}})
     failed_early(proc, output)
-    assert "must be true, false or unset" in message(output, "rdma_roce_policy.nic_firmware_dcbx")
+    assert "must be true, false or unset" in message(proc, "rdma_roce_policy.nic_firmware_dcbx")
 
 
 @pytest.mark.parametrize(
@@ -232,8 +232,8 @@ def test_bad_policy_values(run_play):
 def test_good_input_passes_validation(run_play, extra):
     proc, output = run_play(extra, "--tags", "rdma_nic-validate")
     assert proc.returncode == 0, output
-    assert "rdma_nic : Validate that CNP settings agree with rdma_roce_policy" in tasks_run(output)
-    assert recap(output)["failed"] == 0
+    assert "rdma_nic : Validate that CNP settings agree with rdma_roce_policy" in tasks_run(proc)
+    assert recap(proc)["failed"] == 0
 
 
 # --- reboot coordination --------------------------------------------------------------
@@ -287,7 +287,7 @@ REBOOT_PLAY = """\
 
 
 @pytest.fixture
-def run_reboot(run_cli, tmp_path):
+def run_reboot(run_playbook, tmp_path):
     handlers = tmp_path / "roles" / "rdma_stack" / "handlers"
     handlers.mkdir(parents=True)
     (handlers / "main.yml").write_text(STANDIN_HANDLER)
@@ -297,24 +297,19 @@ def run_reboot(run_cli, tmp_path):
         playbook = tmp_path / "reboot.yml"
         playbook.write_text(REBOOT_PLAY.format(roles="[rdma_stack]" if with_stack else "[]"))
         extra = [] if policy is None else ["-e", f"rdma_stack_reboot={policy}"]
-        proc = run_cli(
-            "ansible-playbook",
-            "-i",
-            "localhost,",
-            str(playbook),
-            *extra,
-            env={"ANSIBLE_ROLES_PATH": roles_path},
+        proc = run_playbook(
+            "-i", "localhost,", str(playbook), *extra, env={"ANSIBLE_ROLES_PATH": roles_path}
         )
-        output = proc.stdout + proc.stderr
-        assert proc.returncode == 0, output
-        return output
+        assert proc.returncode == 0, proc.output
+        return proc
 
     return run
 
 
 def test_one_reboot_for_several_devices_under_if_needed(run_reboot):
-    output = run_reboot("if_needed")
-    assert handlers_run(output) == ["rdma_stack : Reboot for the RDMA stack"]
+    proc = run_reboot("if_needed")
+    output = proc.output
+    assert handlers_run(proc) == ["rdma_stack : Reboot for the RDMA stack"]
     assert output.count("STAND-IN REBOOT of localhost") == 1
     # Firmware images (mlx5_0 burned, mlx5_2 burned earlier) and settings (mlx5_0, mlx5_1)
     # wait for the same, single reboot.
@@ -325,16 +320,18 @@ def test_one_reboot_for_several_devices_under_if_needed(run_reboot):
 
 
 def test_policy_never_reports_and_does_not_notify(run_reboot):
-    output = run_reboot("never")
-    assert handlers_run(output) == []
+    proc = run_reboot("never")
+    output = proc.output
+    assert handlers_run(proc) == []
     assert "needs a reboot for the firmware (settings or image) of mlx5_0, mlx5_1, mlx5_2" in output
-    assert recap(output)["changed"] == 0
+    assert recap(proc)["changed"] == 0
 
 
 def test_without_rdma_stack_in_the_play_the_reboot_is_reported(run_reboot):
     # No handler listens on the topic here: notifying it would fail the play.
-    output = run_reboot("if_needed", with_stack=False)
-    assert handlers_run(output) == []
+    proc = run_reboot("if_needed", with_stack=False)
+    output = proc.output
+    assert handlers_run(proc) == []
     assert "reboot it yourself" in output
 
 
@@ -363,8 +360,8 @@ def image_src(tmp_path):
 def test_bad_firmware_input(run_play, extra, shown):
     proc, output = run_play({"rdma_nic_firmware_update": True, **extra})
     failed_early(proc, output)
-    assert tasks_run(output)[-1] == "rdma_nic : Validate the firmware image source"
-    line = message(output, shown)
+    assert tasks_run(proc)[-1] == "rdma_nic : Validate the firmware image source"
+    line = message(proc, shown)
     name, value = next(iter(extra.items()))
     assert name in line and value in line
 
@@ -375,7 +372,7 @@ def test_firmware_source_without_images(run_play, tmp_path):
     (empty / "fw.bin.zip").write_text("zipped, not usable\n")
     proc, output = run_play({"rdma_nic_firmware_update": True, "rdma_nic_firmware_src": str(empty)})
     failed_early(proc, output)
-    assert "holds no *.bin firmware image" in message(output, "rdma_nic_firmware_src")
+    assert "holds no *.bin firmware image" in message(proc, "rdma_nic_firmware_src")
 
 
 def test_missing_image_choices(run_play):
@@ -403,7 +400,7 @@ def test_good_firmware_input_passes_validation(run_play, image_src):
         "rdma_nic-validate",
     )
     assert proc.returncode == 0, output
-    assert "rdma_nic : Validate the firmware image source" in tasks_run(output)
+    assert "rdma_nic : Validate the firmware image source" in tasks_run(proc)
 
 
 # --- firmware image update, whole role ----------------------------------------------
@@ -415,7 +412,7 @@ def test_good_firmware_input_passes_validation(run_play, image_src):
 
 
 @pytest.fixture
-def firmware_play(run_cli, tmp_path, image_src):
+def firmware_play(run_playbook, tmp_path, image_src):
     functions = sorted(Path("/sys/bus/pci/devices").iterdir())
     assert functions, "this machine shows no PCI function in /sys/bus/pci/devices"
     pci = functions[0].name
@@ -436,8 +433,7 @@ def firmware_play(run_cli, tmp_path, image_src):
             "rdma_nic_firmware_src": str(image_src),
             "rdma_nic_firmware_dir": str(host_dir),
         }
-        proc = run_cli(
-            "ansible-playbook",
+        proc = run_playbook(
             "-i",
             "localhost,",
             str(playbook),
@@ -451,11 +447,10 @@ def firmware_play(run_cli, tmp_path, image_src):
                 "RDMA_FABRIC_FLINT_STATE": str(state),
             },
         )
-        output = proc.stdout + proc.stderr
-        assert proc.returncode == 0, output
+        assert proc.returncode == 0, proc.output
         calls = json.loads(state.read_text())["calls"]
         burns = [argv for argv in calls if argv[-1] == "burn"]
-        return output, burns
+        return proc, burns
 
     run.pci = pci
     run.host_dir = host_dir
@@ -463,31 +458,32 @@ def firmware_play(run_cli, tmp_path, image_src):
 
 
 def test_firmware_update_burns_once_and_asks_for_one_reboot(firmware_play, image_src):
-    output, burns = firmware_play("--check", "--diff")
+    proc, burns = firmware_play("--check", "--diff")
     assert burns == [], "--check burned"
-    assert "cannot be compared in this dry run" in output, output
+    assert "cannot be compared in this dry run" in proc.output, proc.output
     assert not firmware_play.host_dir.exists()
 
-    output, burns = firmware_play()
+    proc, burns = firmware_play()
     assert len(burns) == 1
     assert burns[0][burns[0].index("-i") + 1].endswith("rel-22_39_2048-MCX623106AN-CDA_Ax.bin")
-    assert recap(output)["changed"] >= 2  # the copy and the burn
-    assert f"needs a reboot for the firmware (settings or image) of {firmware_play.pci}" in output
+    assert recap(proc)["changed"] >= 2  # the copy and the burn
+    needs = f"needs a reboot for the firmware (settings or image) of {firmware_play.pci}"
+    assert needs in proc.output
     assert (
         firmware_play.host_dir / "fw-ConnectX6Dx-rel-22_39_2048-MCX623106AN-CDA_Ax.bin"
     ).is_file()
 
-    output, burns = firmware_play()
+    proc, burns = firmware_play()
     assert len(burns) == 1, "the second run burned again"
-    assert recap(output)["changed"] == 0
-    assert "reboot it yourself" in output, "the burned firmware still waits for its reboot"
+    assert recap(proc)["changed"] == 0
+    assert "reboot it yourself" in proc.output, "the burned firmware still waits for its reboot"
 
-    output, burns = firmware_play("--check", "--diff")
-    assert len(burns) == 1 and recap(output)["changed"] == 0
+    proc, burns = firmware_play("--check", "--diff")
+    assert len(burns) == 1 and recap(proc)["changed"] == 0
 
 
 def test_a_directory_of_unrelated_bin_files_is_refused_before_any_copy(
-    run_cli, tmp_path, image_src
+    run_playbook, tmp_path, image_src
 ):
     # /usr/lib/firmware-like: a real image beside files that are not ConnectX images.
     # The controller reads them all first; nothing reaches the host, nothing is burned.
@@ -505,8 +501,7 @@ def test_a_directory_of_unrelated_bin_files_is_refused_before_any_copy(
         "rdma_nic_firmware_src": str(image_src),
         "rdma_nic_firmware_dir": str(host_dir),
     }
-    proc = run_cli(
-        "ansible-playbook",
+    proc = run_playbook(
         "-i",
         "localhost,",
         str(playbook),
@@ -519,11 +514,11 @@ def test_a_directory_of_unrelated_bin_files_is_refused_before_any_copy(
             "RDMA_FABRIC_FLINT_STATE": str(state),
         },
     )
-    output = proc.stdout + proc.stderr
+    output = proc.output
     assert proc.returncode != 0, output
     assert "rdma_nic_firmware_src" in output and "iwlwifi-regulatory.bin: " in output, output
     assert "not ConnectX" in output and "No valid image found" in output, output
-    assert "Copy the firmware images from the controller" not in "".join(tasks_run(output))
+    assert "Copy the firmware images from the controller" not in "".join(tasks_run(proc))
     assert not list(host_dir.glob("*.bin")), "an image was copied before the refusal"
     calls = json.loads(state.read_text())["calls"]
     assert all(argv[1] == "-i" for argv in calls), f"a device was touched: {calls}"

@@ -328,23 +328,23 @@ PLAY = """\
 """
 
 
-def test_role_reports_the_reset_pfc_in_check_mode(run_cli, reset_port, tmp_path):
+def test_role_reports_the_reset_pfc_in_check_mode(run_playbook, reset_port, tmp_path):
     root, env = reset_port
     playbook = tmp_path / "verify.yml"
     playbook.write_text(PLAY.format(root=root))
 
     def play(extra):
-        proc = run_cli(
-            "ansible-playbook", "-i", "localhost,", str(playbook), "--check", "--diff",
+        proc = run_playbook(
+            "-i", "localhost,", str(playbook), "--check", "--diff",
             "-e", json.dumps({"rdma_verify_report_dir": str(tmp_path / "reports"), **extra}),
             env=env,
         )  # fmt: skip
-        return proc, proc.stdout + proc.stderr
+        return proc, proc.output
 
     proc, output = play({})
     assert proc.returncode == 0, output
     assert f"FAIL check localhost RoCE QoS: {PFC_RESET}" in output, output
-    assert recap(output)["changed"] == 0 and recap(output)["failed"] == 0
+    assert recap(proc)["changed"] == 0 and recap(proc)["failed"] == 0
     shown = subprocess.run(
         [str(STANDIN), "-i", IF], env={**os.environ, **env}, capture_output=True, text=True
     ).stdout

@@ -8,17 +8,13 @@ before any task that could change the host, with a message naming the key.
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
-import yaml
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     DEFAULTS,
     normalize_policy,
 )
-from conftest import ROLES_DIR
-
-ROLE_DIR = ROLES_DIR / "roce_host_qos"
+from role_play import assert_failed_before_any_change, failure_messages, role_check_run, tasks_run
 
 # The bad inputs the issue names, each with the key its error must name.
 BAD = [
@@ -145,56 +141,28 @@ def test_filter_doc_shows_the_library_defaults(run_cli):
 
 # --- the role, for real -----------------------------------------------------------------
 
-PLAY = """\
-- name: Apply roce_host_qos to this machine
-  hosts: localhost
-  connection: local
-  gather_facts: true
-  roles:
-    - role: roce_host_qos
-"""
-TASK_RE = re.compile(r"^TASK \[(?P<name>.*)\] \*+$", re.MULTILINE)
+ROLE = "roce_host_qos"
 
 
-def pre_validation_tasks() -> set[str]:
-    names = {"Gathering Facts"}
-    for tasks_file in ("set_vars.yml", "validate.yml"):
-        tasks = yaml.safe_load((ROLE_DIR / "tasks" / tasks_file).read_text())
-        names |= {f"roce_host_qos : {t['name']}" for t in tasks}
-    return names
+@pytest.fixture
+def run_play(run_playbook, tmp_path):
+    return role_check_run(run_playbook, tmp_path, ROLE)
 
 
 @pytest.mark.parametrize(("bad", "key"), BAD)
-def test_role_fails_before_any_change(run_cli, tmp_path, bad, key):
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(PLAY)
-    proc = run_cli(
-        "ansible-playbook", "-i", "localhost,", "--check", str(playbook),
-        "-e", json.dumps({"rdma_roce_policy": bad}),
-    )  # fmt: skip
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0, output
-    ran = [m["name"] for m in TASK_RE.finditer(output)]
-    allowed = pre_validation_tasks()
-    late = [t for t in ran if t not in allowed and "Validating arguments" not in t]
-    assert not late, f"tasks ran after validation failed: {late}"
+def test_role_fails_before_any_change(run_play, bad, key):
+    proc, output = run_play({"rdma_roce_policy": bad})
+    assert_failed_before_any_change(ROLE, proc, output)
+    ran = tasks_run(proc)
     assert ran[-1] == "roce_host_qos : Validate rdma_roce_policy", ran
-    failure = next(line for line in output.splitlines() if "FAILED!" in line or "[ERROR]" in line)
-    assert key in output, failure
-    assert re.search(r"changed=0\s", output), output
+    assert key in output, failure_messages(proc)
 
 
-def test_role_refuses_lldptool_beside_mlnx_qos(run_cli, tmp_path):
+def test_role_refuses_lldptool_beside_mlnx_qos(run_play):
     """Issue 14: lldpad `configure` ran lldptool on ports mlnx_qos sets (OS mode)."""
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(PLAY)
     extra = {"roce_host_qos_lldpad": "configure", "roce_host_qos_backend": "mlnx_qos"}
-    proc = run_cli(
-        "ansible-playbook", "-i", "localhost,", "--check", str(playbook), "-e", json.dumps(extra)
-    )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0, output
-    ran = [m["name"] for m in TASK_RE.finditer(output)]
+    proc, output = run_play(extra)
+    assert_failed_before_any_change(ROLE, proc, output)
+    ran = tasks_run(proc)
     assert ran[-1] == "roce_host_qos : Validate roce_host_qos_lldpad against the backend", ran
     assert "mlnx_qos must not be used alongside another DCBX tool" in output
-    assert re.search(r"changed=0\s", output), output

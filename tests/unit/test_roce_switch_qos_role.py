@@ -14,7 +14,6 @@ import datetime
 import ipaddress
 import json
 import os
-import re
 import shutil
 import sys
 from pathlib import Path
@@ -24,6 +23,7 @@ import yaml
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import render
 from conftest import PLAYBOOKS_DIR, REPO_ROOT
+from role_play import failure_messages, recap, recaps
 
 STANDINS = REPO_ROOT / "tests" / "standins"
 sys.path.insert(0, str(STANDINS))
@@ -34,12 +34,6 @@ FIXTURES = Path(__file__).parent / "fixtures" / "switch_qos"
 PASSWORD = "CumulusLinux!"
 SYSTEM = {"system": {"build": "Cumulus Linux 5.9.1", "hostname": "leaf1"}}
 DEFAULT, _ = normalize_policy({})
-
-
-def recap(output, host):
-    match = re.search(rf"^{re.escape(host)}\s*:\s*(?P<counts>.*)$", output, re.MULTILINE)
-    assert match, f"no PLAY RECAP line for {host} in:\n{output}"
-    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", match["counts"])}
 
 
 @pytest.fixture(scope="module")
@@ -119,10 +113,10 @@ def inventory(tmp_path, cumulus=None, sonic=None, eos=None):
 
 
 @pytest.fixture
-def play(run_cli):
+def play(run_playbook):
     def run(hosts_file, *args, env=None):
-        proc = run_cli("ansible-playbook", "-i", hosts_file, PLAYBOOK, *args, env=env, timeout=300)
-        return proc, proc.stdout + proc.stderr
+        proc = run_playbook("-i", hosts_file, PLAYBOOK, *args, env=env, timeout=300)
+        return proc, proc.output
 
     return run
 
@@ -137,13 +131,13 @@ def test_cumulus_check_then_apply_then_nothing(nvue, tls, tmp_path, play):
 
     proc, out = play(hosts, "--check", "--diff")
     assert proc.returncode == 0, out
-    assert recap(out, "leaf1")["changed"] == 1
+    assert recap(proc, "leaf1")["changed"] == 1
     assert standin.revisions == {}, "--check must not create a revision"
     assert '"switch-priority": 3' in out, "--diff shows the change"
 
     proc, out = play(hosts)
     assert proc.returncode == 0, out
-    assert recap(out, "leaf1")["changed"] == 1
+    assert recap(proc, "leaf1")["changed"] == 1
     [(rev, record)] = standin.revisions.items()
     assert record["state"]["state"] == "applied"
     assert standin.applied["qos"]["mapping"]["default-global"]["dscp"]["26"] == {
@@ -161,7 +155,7 @@ def test_cumulus_check_then_apply_then_nothing(nvue, tls, tmp_path, play):
     calls = len(standin.log)
     proc, out = play(hosts)
     assert proc.returncode == 0, out
-    assert recap(out, "leaf1")["changed"] == 0
+    assert recap(proc, "leaf1")["changed"] == 0
     assert list(standin.revisions) == [rev], "a second run creates no revision"
     assert all(method == "GET" for method, _, _ in standin.log[calls:])
 
@@ -175,7 +169,7 @@ def test_cumulus_apply_error_keeps_the_previous_revision(nvue, tls, tmp_path, pl
     hosts = inventory(tmp_path, cumulus={"leaf1": cumulus_host(standin, tls)})
     proc, out = play(hosts)
     assert proc.returncode != 0, out
-    assert recap(out, "leaf1")["failed"] == 1
+    assert recap(proc, "leaf1")["failed"] == 1
     assert "Config invalid at qos.pfc.default-global.cable-length" in out
     assert "the switch keeps its previous configuration" in out
     [record] = standin.revisions.values()
@@ -203,10 +197,7 @@ def test_rollout_stops_at_the_first_failure(nvue, tls, tmp_path, play):
     proc, out = play(hosts)
     assert proc.returncode != 0, out
     assert good.log == [], "the next batch must not start after a failure"
-    assert (
-        "leaf2" not in re.findall(r"^(\S+)\s*:\s*ok=", out, re.MULTILINE)
-        or recap(out, "leaf2")["ok"] == 0
-    )
+    assert recaps(proc).get("leaf2", {"ok": 0})["ok"] == 0
 
 
 # --- SONiC: JSON Patch through `config apply-patch` ----------------------------------------
@@ -217,7 +208,10 @@ def sonic(tmp_path):
     db = tmp_path / "config_db.json"
     shutil.copy(FIXTURES / "configdb_buffers_dynamic.json", db)
     env = {
-        "PATH": f"{STANDINS / 'sonic'}{os.pathsep}{os.environ['PATH']}",
+        # The config stand-in applies patches with jsonpatch: the venv's python3 first.
+        "PATH": os.pathsep.join(
+            [str(STANDINS / "sonic"), str(Path(sys.executable).parent), os.environ["PATH"]]
+        ),
         "SONIC_STANDIN_DB": str(db),
     }
     host = {
@@ -234,12 +228,12 @@ def test_sonic_patch_apply_save_and_nothing_the_second_time(sonic, play):
     original = db.read_text()
     proc, out = play(hosts, "--check", env=env)
     assert proc.returncode == 0, out
-    assert recap(out, "sonic1")["changed"] == 1
+    assert recap(proc, "sonic1")["changed"] == 1
     assert db.read_text() == original, "--check must not patch CONFIG_DB"
 
     proc, out = play(hosts, env=env)
     assert proc.returncode == 0, out
-    assert recap(out, "sonic1")["changed"] == 1
+    assert recap(proc, "sonic1")["changed"] == 1
     configdb = json.loads(db.read_text())
     assert configdb["PORT_QOS_MAP"]["Ethernet0"]["pfc_enable"] == "3"
     assert configdb["DSCP_TO_TC_MAP"]["RDMA_FABRIC"]["26"] == "3"
@@ -253,7 +247,7 @@ def test_sonic_patch_apply_save_and_nothing_the_second_time(sonic, play):
 
     proc, out = play(hosts, env=env)
     assert proc.returncode == 0, out
-    assert recap(out, "sonic1")["changed"] == 0
+    assert recap(proc, "sonic1")["changed"] == 0
 
 
 def test_sonic_traditional_buffers_from_the_lookup_file(sonic, play, tmp_path):
@@ -327,7 +321,7 @@ def test_rendered_writes_what_each_switch_would_get(tmp_path, play):
     assert (out_dir / "spine1.cfg").read_text() == render(DEFAULT, "eos", ["Ethernet1/1"], 5)
     proc, out = play(hosts, *args)
     assert proc.returncode == 0, out
-    assert all(recap(out, h)["changed"] == 0 for h in ("leaf1", "sonic1", "spine1"))
+    assert all(recap(proc, h)["changed"] == 0 for h in ("leaf1", "sonic1", "spine1"))
 
 
 BAD_PLAY = """\
@@ -339,7 +333,7 @@ BAD_PLAY = """\
 """
 
 
-def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_cli):
+def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook):
     local = {
         "ansible_connection": "local",
         "roce_switch_qos_ports": ["swp1"],
@@ -369,8 +363,8 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_cli):
     )
     playbook = tmp_path / "bad.yml"
     playbook.write_text(BAD_PLAY)
-    proc = run_cli("ansible-playbook", "-i", str(inv), str(playbook), "--check", timeout=300)
-    out = proc.stdout + proc.stderr
+    proc = run_playbook("-i", str(inv), str(playbook), "--check", timeout=300)
+    out = proc.output
     assert proc.returncode != 0
     expected = {
         "uplinks_left_out": "of uplinks_left_out must include its uplinks swp51 (",
@@ -383,9 +377,9 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_cli):
         "no_password": "roce_switch_qos_nvue_password",
     }
     for host, words in expected.items():
-        assert recap(out, host)["failed"] == 1, host
-        assert recap(out, host)["changed"] == 0, host
-        failure = [line for line in out.splitlines() if line.startswith(f"fatal: [{host}]")]
+        assert recap(proc, host)["failed"] == 1, host
+        assert recap(proc, host)["changed"] == 0, host
+        failure = [m for m in failure_messages(proc) if m.startswith(f"{host}: ")]
         assert failure and words in failure[0], (host, failure)
     assert "junos" in out
     assert "Read the Cumulus release" not in out, "nothing may talk to a switch after bad input"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from role_play import (
     arg_spec_task,
-    error_lines,
+    failure_messages,
     pre_validation,
     recap,
     role_check_run,
@@ -24,8 +24,8 @@ ARG_SPEC_TASK = arg_spec_task(ROLE)
 
 
 @pytest.fixture
-def run_play(run_cli, tmp_path):
-    return role_check_run(run_cli, tmp_path, ROLE)
+def run_play(run_playbook, tmp_path):
+    return role_check_run(run_playbook, tmp_path, ROLE)
 
 
 def assert_failed_before_any_change(proc, output):
@@ -36,8 +36,8 @@ def assert_failed_before_any_change(proc, output):
 def test_unknown_provider(run_play, provider):
     proc, output = run_play({"rdma_stack_provider": provider})
     assert_failed_before_any_change(proc, output)
-    [task] = [t for t in tasks_run(output) if t.startswith(ARG_SPEC_TASK)]
-    assert tasks_run(output)[-1] == task, "the argument spec check must be what failed"
+    [task] = [t for t in tasks_run(proc) if t.startswith(ARG_SPEC_TASK)]
+    assert tasks_run(proc)[-1] == task, "the argument spec check must be what failed"
     message = next(line for line in output.splitlines() if "rdma_stack_provider" in line)
     assert "inbox" in message and "doca" in message, message
     assert provider in message
@@ -47,8 +47,8 @@ def test_unknown_provider(run_play, provider):
 def test_doca_version_must_be_a_release(run_play, version):
     proc, output = run_play({"rdma_stack_provider": "doca", "rdma_stack_doca_version": version})
     assert_failed_before_any_change(proc, output)
-    assert tasks_run(output)[-1] == "rdma_stack : Validate rdma_stack_doca_version"
-    errors = error_lines(output)
+    assert tasks_run(proc)[-1] == "rdma_stack : Validate rdma_stack_doca_version"
+    errors = failure_messages(proc)
     assert any("rdma_stack_doca_version" in line for line in errors), output
     assert any(str(version) in line for line in errors), output
 
@@ -74,11 +74,11 @@ def test_gpudirect_yaml_boolean_is_accepted(run_play, value):
     # argument spec check is tagged always), so nothing on this machine changes.
     proc, output = run_play({"rdma_stack_gpudirect": value}, "--tags", "rdma_stack-validate")
     assert proc.returncode == 0, output
-    ran = tasks_run(output)
+    ran = tasks_run(proc)
     assert any(t.startswith(ARG_SPEC_TASK) for t in ran), output
     assert "rdma_stack : Validate rdma_stack_memlock" in ran, "validate.yml did not run"
     assert set(ran) <= PRE_VALIDATION | {t for t in ran if t.startswith(ARG_SPEC_TASK)}
-    counts = recap(output)
+    counts = recap(proc)
     assert (counts["failed"], counts["changed"]) == (0, 0)
 
 
@@ -90,5 +90,5 @@ def test_good_input_passes_validation(run_play):
         "rdma_stack-validate",
     )
     assert proc.returncode == 0, output
-    assert "rdma_stack : Validate rdma_stack_doca_version" in tasks_run(output)
-    assert recap(output)["failed"] == 0
+    assert "rdma_stack : Validate rdma_stack_doca_version" in tasks_run(proc)
+    assert recap(proc)["failed"] == 0

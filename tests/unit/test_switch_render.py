@@ -261,10 +261,16 @@ def test_json_pointer_escapes_and_patch_errors():
     ops = json_patch({"T": {"x": {}}}, {"T": {"a/b~c": {"f": "1"}}})
     assert ops[0]["path"] == "/T/a~1b~0c"
     assert apply_json_patch({"T": {}}, ops) == {"T": {"a/b~c": {"f": "1"}}}
-    with pytest.raises(PatchError, match="parent does not exist"):
+    # jsonpatch's own refusals, as `config apply-patch` reports them; nothing applied.
+    document = {"T": {}}
+    with pytest.raises(PatchError, match="member 'T' not found"):
         apply_json_patch({}, [{"op": "add", "path": "/T/k/f", "value": "1"}])
-    with pytest.raises(PatchError, match="no such member"):
-        apply_json_patch({"T": {}}, [{"op": "replace", "path": "/T/k", "value": {}}])
+    with pytest.raises(PatchError, match="can't replace a non-existent object 'k'"):
+        apply_json_patch(document, [{"op": "replace", "path": "/T/k", "value": {}}])
+    with pytest.raises(PatchError, match="can't remove a non-existent object 'k'"):
+        apply_json_patch(document, [{"op": "add", "path": "/T/a", "value": "1"},
+                                    {"op": "remove", "path": "/T/k"}])  # fmt: skip
+    assert document == {"T": {}}, "the document given is left as it was"
 
 
 # --- Arista EOS -------------------------------------------------------------------------
@@ -402,3 +408,19 @@ def test_the_roce_ports_get_the_policy_mtu(switch_os, ports, where):
     jumbo = render(policy(mtu=9216), switch_os, ports, 5)
     assert small != jumbo
     assert where(small, 1500) and where(jumbo, 9216)
+
+
+def test_sonic_config_patch_without_jsonpatch_fails_naming_it(module_with_tool, monkeypatch):
+    """jsonpatch is not in ansible-core: a switch without it fails before reading anything."""
+    from ansible_collections.rdma.fabric.plugins.modules import sonic_config_patch
+
+    class NoCommand:
+        tool = ("sonic-cfggen", "config")
+
+        @staticmethod
+        def run(argv):
+            pytest.fail(f"ran {argv} without jsonpatch")
+
+    monkeypatch.setattr(sonic_config_patch, "HAS_JSONPATCH", False)
+    result = module_with_tool(sonic_config_patch, NoCommand())(config={"PORT": {}})
+    assert result["failed"] and "jsonpatch" in result["msg"], result

@@ -21,12 +21,27 @@ from __future__ import annotations
 
 import copy
 import json
+import traceback
 
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     SWITCH_WATCHDOG_ACTIONS,
     nvue_watchdog_timers,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import buffer_tables
+
+# jsonpatch applies the patch for the check-mode prediction, as SONiC's generic config
+# updater simulates `config apply-patch` with it: a switch that has `config apply-patch`
+# has jsonpatch (sonic-utilities depends on it). Not in ansible-core: a module that calls
+# apply_json_patch checks HAS_JSONPATCH and fails with missing_required_lib.
+try:
+    import jsonpatch
+    from jsonpointer import JsonPointerException
+except ImportError:
+    HAS_JSONPATCH = False
+    JSONPATCH_IMPORT_ERROR = traceback.format_exc()
+else:
+    HAS_JSONPATCH = True
+    JSONPATCH_IMPORT_ERROR = None
 
 # Names this role owns on a switch (maps, profiles, schedulers).
 SONIC_NAME = "RDMA_FABRIC"
@@ -394,36 +409,13 @@ class PatchError(ValueError):
     """An RFC 6902 operation that cannot apply (the path or its parent is missing)."""
 
 
-def _unpointer(path):
-    if not path.startswith("/"):
-        raise PatchError(f"path {path!r} is not a JSON Pointer")
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
-
-
 def apply_json_patch(document, patch):
-    """``document`` after RFC 6902 add/replace/remove on objects (what CONFIG_DB holds)."""
-    doc = copy.deepcopy(document)
-    for number, op in enumerate(patch):
-        kind = op.get("op")
-        if kind not in ("add", "replace", "remove") or "path" not in op:
-            raise PatchError(f"operation {number}: unsupported {op!r}")
-        *parents, last = _unpointer(op["path"])
-        target = doc
-        for part in parents:
-            if not isinstance(target, dict) or part not in target:
-                raise PatchError(f"operation {number}: {op['path']}: parent does not exist")
-            target = target[part]
-        if not isinstance(target, dict):
-            raise PatchError(f"operation {number}: {op['path']}: parent is not an object")
-        if kind in ("replace", "remove") and last not in target:
-            raise PatchError(f"operation {number}: {op['path']}: no such member to {kind}")
-        if kind == "remove":
-            del target[last]
-        else:
-            if "value" not in op:
-                raise PatchError(f"operation {number}: {kind} without a value")
-            target[last] = copy.deepcopy(op["value"])
-    return doc
+    """``document`` after the RFC 6902 ``patch``, applied by jsonpatch as SONiC's
+    ``config apply-patch`` simulates it; the document itself is left as it was."""
+    try:
+        return jsonpatch.JsonPatch(patch).apply(document)
+    except (jsonpatch.JsonPatchException, JsonPointerException) as err:
+        raise PatchError(str(err)) from err
 
 
 def tables_view(configdb, desired):

@@ -23,6 +23,10 @@ description:
   - Runs on the switch (SSH, C(become) for C(config)).
 version_added: 0.1.0
 author: rdma-fabric contributors (@rdma-fabric)
+requirements:
+  - jsonpatch on the switch (SONiC's generic config updater depends on it, so a switch
+    with C(config apply-patch) has it); it applies the patch for the check-mode
+    prediction, as the updater simulates a patch.
 options:
   config:
     description:
@@ -129,7 +133,7 @@ saved:
 import json
 import os
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import (
     buffer_model,
     buffer_tables,
@@ -137,6 +141,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import (
     parse_pg_lookup,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
+    HAS_JSONPATCH,
+    JSONPATCH_IMPORT_ERROR,
     apply_json_patch,
     cable_lengths,
     diff_view,
@@ -205,6 +211,8 @@ def main():
         },
         supports_check_mode=True,
     )
+    if not HAS_JSONPATCH:
+        module.fail_json(msg=missing_required_lib("jsonpatch"), exception=JSONPATCH_IMPORT_ERROR)
     desired = module.params["config"]
     cfggen = module.get_bin_path("sonic-cfggen", required=True, opt_dirs=BIN_DIRS)
     config = module.get_bin_path("config", required=True, opt_dirs=BIN_DIRS)
