@@ -95,6 +95,12 @@ def test_bad_free_form_entries(run_play, extra, shown):
     assert shown in message(output, "rdma_nic_extra_settings")
 
 
+def test_parallel_cards_must_be_one_or_more(run_play):
+    proc, output = run_play({"rdma_nic_parallel_cards": 0})
+    failed_early(proc, output)
+    assert "got 0" in message(output, "rdma_nic_parallel_cards")
+
+
 def test_device_settings_must_be_dictionaries(run_play):
     proc, output = run_play({"rdma_nic_device_settings": {"mlx5_0": "ETH"}})
     failed_early(proc, output)
@@ -262,7 +268,7 @@ REBOOT_PLAY = """\
       vars:
         __rdma_nic_targets: [mlx5_0, mlx5_1, mlx5_2]
         __rdma_nic_results:
-          results:
+          cards:
             - {{device: mlx5_0, pci_address: "0000:1a:00.0", device_type: ConnectX7,
                before: {{LINK_TYPE_P1: "IB(1)"}}, after: {{LINK_TYPE_P1: "ETH(2)"}},
                changes: {{LINK_TYPE_P1: "ETH"}}, skipped: [], reboot_required: true}}
@@ -271,7 +277,7 @@ REBOOT_PLAY = """\
             - {{device: mlx5_2, pci_address: "0000:1c:00.0", device_type: ConnectX6DX,
                before: {{}}, after: {{}}, changes: {{}}, skipped: [], reboot_required: false}}
         __rdma_nic_firmware_results:
-          results:
+          cards:
             - {{device: mlx5_0, pci_address: "0000:1a:00.0", psid: MT_0000000834,
                before: 28.38.1002, running: 28.38.1002, after: 28.39.1002,
                image: /srv/fw/cx7.bin, burned: true, skipped: null, reboot_required: true,
