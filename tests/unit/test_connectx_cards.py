@@ -124,7 +124,7 @@ def test_check_mode_burns_nothing_and_diffs_every_card(module_with_tool, host, i
     assert [card["after"] for card in result["cards"]] == ["22.39.2048", "22.39.2048"]
     assert [diff["after"] for diff in result["diff"]] == [f"22.39.2048 ({NEW})\n", "22.39.2048\n"]
     headers = [diff["before_header"] for diff in result["diff"]]
-    assert [pci in header for pci, header in zip(CARDS, headers)] == [True, True]
+    assert [pci in header for pci, header in zip(CARDS[:2], headers, strict=True)] == [True, True]
     assert all("diff" not in card for card in result["cards"])
 
 
