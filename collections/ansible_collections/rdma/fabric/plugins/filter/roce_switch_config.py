@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import switch_policy
-from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import render
+from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
+    PORT_PATTERNS,
+    render,
+    switch_ports,
+)
 
 DOCUMENTATION = r"""
 ---
@@ -33,7 +37,9 @@ options:
     required: true
     choices: [cumulus, sonic, eos]
   ports:
-    description: The RoCE-facing ports.
+    description:
+      - The RoCE-facing ports. Empty renders the switch-wide part only (no per-port MTU,
+        PFC or queue settings), for C(roce_switch_qos_ports: all) rendered without the switch.
     type: list
     elements: str
     required: true
@@ -73,6 +79,14 @@ def roce_switch_config(policy, switch_os, ports, cable_length, options=None):
     return render(filled, switch_os, list(ports), int(cable_length), options or {})
 
 
+def roce_switch_ports(listing, switch_os):
+    if switch_os not in PORT_PATTERNS:
+        raise AnsibleFilterError(
+            f"rdma_switch_os must be one of {', '.join(PORT_PATTERNS)}; got {switch_os!r}"
+        )
+    return switch_ports(switch_os, listing or {})
+
+
 class FilterModule:
     def filters(self):
-        return {"roce_switch_config": roce_switch_config}
+        return {"roce_switch_config": roce_switch_config, "roce_switch_ports": roce_switch_ports}
