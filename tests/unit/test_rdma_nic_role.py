@@ -204,6 +204,18 @@ def test_dcbx_setting_that_disagrees_with_the_policy(run_play):
     assert "LLDP_NB_DCBX_P2" not in line, "the agreeing value must not be reported"
 
 
+def test_firmware_dcbx_is_refused_on_a_roce_host(run_play, tmp_path):
+    """roce_host_qos puts every RoCE port of a roce_hosts member in DCBX host mode:
+    nic_firmware_dcbx: true contradicts it and fails before the firmware is touched."""
+    roce_hosts = tmp_path / "roce_hosts.yml"
+    roce_hosts.write_text("all:\n  children:\n    roce_hosts:\n      hosts:\n        localhost:\n")
+    proc, output = run_play(
+        {"rdma_roce_policy": {"nic_firmware_dcbx": True}}, "-i", str(roce_hosts)
+    )
+    failed_early(proc, output)
+    assert "roce_host_qos" in message(output, "rdma_roce_policy.nic_firmware_dcbx must not be true")
+
+
 def test_bad_policy_values(run_play):
     proc, output = run_play({"rdma_roce_policy": {"cnp_dscp": 64}})
     failed_early(proc, output)
@@ -233,6 +245,8 @@ def test_bad_policy_values(run_play):
         {"rdma_nic_settings": {"LINK_TYPE_P1": "IB", "SRIOV_EN": True, "NUM_OF_VFS": 8}},
         {"rdma_nic_extra_settings": {"LINK_TYPE_P2": 2}},
         {"rdma_nic_device_settings": {"0000:3b:00.0": {"LINK_TYPE_P1": "eth"}}},
+        # Not a roce_hosts member: nothing puts its ports in DCBX host mode.
+        {"rdma_roce_policy": {"nic_firmware_dcbx": True}},
     ],
 )
 def test_good_input_passes_validation(run_play, extra):

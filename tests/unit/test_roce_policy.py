@@ -198,3 +198,33 @@ def test_role_refuses_lldptool_beside_mlnx_qos(run_cli, tmp_path):
     assert ran[-1] == "roce_host_qos : Validate roce_host_qos_lldpad against the backend", ran
     assert "mlnx_qos must not be used alongside another DCBX tool" in output
     assert re.search(r"changed=0\s", output), output
+
+
+def test_firmware_dcbx_is_refused_only_where_the_host_sets_dcb():
+    """nic_firmware_dcbx: true has the firmware negotiate DCB; roce_host_qos puts every RoCE
+    port in DCBX host mode. On a host it manages the pair is refused, named."""
+    from ansible_collections.rdma.fabric.plugins.filter.roce_policy_errors import (
+        roce_policy_errors,
+    )
+
+    assert roce_policy_errors({"nic_firmware_dcbx": True}) == []
+    [error] = roce_policy_errors({"nic_firmware_dcbx": True}, host_qos=True)
+    assert error.startswith("rdma_roce_policy.nic_firmware_dcbx must not be true")
+    assert "DCBX host mode" in error and "roce_hosts" in error
+    for value in (False, None, "no"):
+        assert roce_policy_errors({"nic_firmware_dcbx": value}, host_qos=True) == []
+
+
+def test_role_refuses_firmware_dcbx(run_cli, tmp_path):
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(PLAY)
+    extra = {"rdma_roce_policy": {"nic_firmware_dcbx": True}}
+    proc = run_cli(
+        "ansible-playbook", "-i", "localhost,", "--check", str(playbook), "-e", json.dumps(extra)
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    ran = [m["name"] for m in TASK_RE.finditer(output)]
+    assert ran[-1] == "roce_host_qos : Validate rdma_roce_policy", ran
+    assert "rdma_roce_policy.nic_firmware_dcbx must not be true" in output
+    assert re.search(r"changed=0\s", output), output

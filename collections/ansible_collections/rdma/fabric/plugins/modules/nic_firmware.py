@@ -20,7 +20,7 @@ description:
     It returns C(reboot_required) when it burned, or when the flash already holds a
     version the device is not yet running (an earlier burn waits for its reboot).
   - Supports check mode (queries, burns nothing) and diff mode.
-  - With O(devices), every card of a host in one call: the images are read once and the
+  - With O(devices), every card of a host in one call. The images are read once and the
     cards burned side by side (a burn takes minutes).
 version_added: 0.2.0
 author: rdma-fabric contributors (@rdma-fabric)
