@@ -39,7 +39,7 @@ options:
   ports:
     description:
       - The RoCE-facing ports. Empty renders the switch-wide part only (no per-port MTU,
-        PFC or queue settings), for C(roce_switch_qos_ports: all) rendered without the switch.
+        PFC or queue settings), for C(roce_switch_qos_ports=all) rendered without the switch.
     type: list
     elements: str
     required: true
