@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import switch_policy
-from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
-    PORT_PATTERNS,
-    render,
-    switch_ports,
-)
+from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import render
 
 DOCUMENTATION = r"""
 ---
@@ -79,14 +75,6 @@ def roce_switch_config(policy, switch_os, ports, cable_length, options=None):
     return render(filled, switch_os, list(ports), int(cable_length), options or {})
 
 
-def roce_switch_ports(listing, switch_os):
-    if switch_os not in PORT_PATTERNS:
-        raise AnsibleFilterError(
-            f"rdma_switch_os must be one of {', '.join(PORT_PATTERNS)}; got {switch_os!r}"
-        )
-    return switch_ports(switch_os, listing or {})
-
-
 class FilterModule:
     def filters(self):
-        return {"roce_switch_config": roce_switch_config, "roce_switch_ports": roce_switch_ports}
+        return {"roce_switch_config": roce_switch_config}
