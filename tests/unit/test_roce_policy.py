@@ -184,17 +184,22 @@ def test_role_fails_before_any_change(run_cli, tmp_path, bad, key):
     assert re.search(r"changed=0\s", output), output
 
 
-def test_role_refuses_lldptool_beside_mlnx_qos(run_cli, tmp_path):
-    """Issue 14: lldpad `configure` ran lldptool on ports mlnx_qos sets (OS mode)."""
+def refused(run_cli, tmp_path, extra):
+    """The role in --check with extra vars; it must fail. Returns (output, tasks run)."""
     playbook = tmp_path / "play.yml"
     playbook.write_text(PLAY)
-    extra = {"roce_host_qos_lldpad": "configure", "roce_host_qos_backend": "mlnx_qos"}
     proc = run_cli(
         "ansible-playbook", "-i", "localhost,", "--check", str(playbook), "-e", json.dumps(extra)
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0, output
-    ran = [m["name"] for m in TASK_RE.finditer(output)]
+    return output, [m["name"] for m in TASK_RE.finditer(output)]
+
+
+def test_role_refuses_lldptool_beside_mlnx_qos(run_cli, tmp_path):
+    """Issue 14: lldpad `configure` ran lldptool on ports mlnx_qos sets (OS mode)."""
+    extra = {"roce_host_qos_lldpad": "configure", "roce_host_qos_backend": "mlnx_qos"}
+    output, ran = refused(run_cli, tmp_path, extra)
     assert ran[-1] == "roce_host_qos : Validate roce_host_qos_lldpad against the backend", ran
     assert "mlnx_qos must not be used alongside another DCBX tool" in output
     assert re.search(r"changed=0\s", output), output
@@ -216,15 +221,7 @@ def test_firmware_dcbx_is_refused_only_where_the_host_sets_dcb():
 
 
 def test_role_refuses_firmware_dcbx(run_cli, tmp_path):
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(PLAY)
-    extra = {"rdma_roce_policy": {"nic_firmware_dcbx": True}}
-    proc = run_cli(
-        "ansible-playbook", "-i", "localhost,", "--check", str(playbook), "-e", json.dumps(extra)
-    )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0, output
-    ran = [m["name"] for m in TASK_RE.finditer(output)]
+    output, ran = refused(run_cli, tmp_path, {"rdma_roce_policy": {"nic_firmware_dcbx": True}})
     assert ran[-1] == "roce_host_qos : Validate rdma_roce_policy", ran
     assert "rdma_roce_policy.nic_firmware_dcbx must not be true" in output
     assert re.search(r"changed=0\s", output), output

@@ -16,6 +16,19 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     pci_target,
 )
 
+# The options of the doc fragment rdma.fabric.connectx (and rdma.fabric.sysfs), and their
+# rules, for AnsibleModule(argument_spec={**DEVICE_SPEC, ...}, **DEVICE_RULES).
+DEVICE_SPEC = {
+    "device": {"type": "str"},
+    "devices": {"type": "list", "elements": "str"},
+    "parallel": {"type": "int", "default": 8},
+    "sysfs_root": {"type": "path", "default": "/"},
+}
+DEVICE_RULES = {
+    "mutually_exclusive": [("device", "devices")],
+    "required_one_of": [("device", "devices")],
+}
+
 
 def device_target(module):
     """The ``-d`` argument for module.params['device']; fails naming the device when unknown."""
@@ -135,6 +148,26 @@ def run_cards(module, devices, work, parallel, **per_device):
             for future in [pool.submit(one_card, members) for members in groups.values()]:
                 future.result()
     return [results[index] for index in range(len(devices))]
+
+
+def run_devices(module, work, **per_device):
+    """The module's whole run for ``device`` or ``devices``; never returns.
+
+    ``device``: ``work(card_module, target)`` is the result, at the top level.
+    ``devices``: run_cards, each device's result in ``cards`` (exit_cards).
+    ``per_device`` as in run_cards.
+    """
+    if module.params["parallel"] < 1:
+        module.fail_json(msg=f"parallel must be 1 or more; got {module.params['parallel']}")
+    devices = module.params["devices"]
+    if devices is None:
+        device = module.params["device"]
+        card = CardModule(module, device, **{k: f(device) for k, f in per_device.items()})
+        try:
+            module.exit_json(**work(card, device_target(card)))
+        except CardFailed as exc:
+            module.fail_json(**exc.result)
+    exit_cards(module, run_cards(module, devices, work, module.params["parallel"], **per_device))
 
 
 def exit_cards(module, results):

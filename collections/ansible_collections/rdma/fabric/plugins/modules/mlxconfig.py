@@ -218,12 +218,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.connectx import (
-    CardFailed,
-    CardModule,
-    device_target,
-    exit_cards,
+    DEVICE_RULES,
+    DEVICE_SPEC,
     find_tool,
-    run_cards,
+    run_devices,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.connectx import run_tool as connectx_run
 from ansible_collections.rdma.fabric.plugins.module_utils.mlxconfig import (
@@ -387,24 +385,14 @@ def configure(module, tool, target):
 
 def main():
     spec = {
-        "device": {"type": "str"},
-        "devices": {"type": "list", "elements": "str"},
-        "parallel": {"type": "int", "default": 8},
+        **DEVICE_SPEC,
         "tool": {"type": "str", "default": "auto", "choices": ["auto", "mstconfig", "mlxconfig"]},
         "settings": {"type": "dict", "default": {}},
         "device_settings": {"type": "dict", "default": {}},
         "optional": {"type": "list", "elements": "str", "default": []},
-        "sysfs_root": {"type": "path", "default": "/"},
     }
     spec.update({name: {"type": "raw"} for name in NAMED})
-    module = AnsibleModule(
-        argument_spec=spec,
-        mutually_exclusive=[("device", "devices")],
-        required_one_of=[("device", "devices")],
-        supports_check_mode=True,
-    )
-    if module.params["parallel"] < 1:
-        module.fail_json(msg=f"parallel must be 1 or more; got {module.params['parallel']}")
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True, **DEVICE_RULES)
     settings, per_device = module.params["settings"], module.params["device_settings"]
     bad = sorted(str(name) for name, value in per_device.items() if not isinstance(value, dict))
     if bad:
@@ -414,25 +402,10 @@ def main():
     tool = find_tool(
         module, ["mlxconfig", "mstconfig"], "install mstflint (mstconfig) or NVIDIA MFT (mlxconfig)"
     )
-    if module.params["devices"] is None:
-        card = CardModule(
-            module,
-            module.params["device"],
-            settings={**settings, **per_device.get(module.params["device"], {})},
-        )
-        try:
-            module.exit_json(**configure(card, tool, device_target(card)))
-        except CardFailed as exc:
-            module.fail_json(**exc.result)
-    exit_cards(
+    run_devices(
         module,
-        run_cards(
-            module,
-            module.params["devices"],
-            lambda card, target: configure(card, tool, target),
-            module.params["parallel"],
-            settings=lambda device: {**settings, **per_device.get(device, {})},
-        ),
+        lambda card, target: configure(card, tool, target),
+        settings=lambda device: {**settings, **per_device.get(device, {})},
     )
 
 

@@ -189,12 +189,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.connectx import (
-    CardFailed,
-    CardModule,
-    device_target,
-    exit_cards,
+    DEVICE_RULES,
+    DEVICE_SPEC,
     find_tool,
-    run_cards,
+    run_devices,
     run_tool,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.flint import (
@@ -337,39 +335,25 @@ def update(module, tool, target, images, wanted):
 def main():
     module = AnsibleModule(
         argument_spec={
-            "device": {"type": "str"},
-            "devices": {"type": "list", "elements": "str"},
-            "parallel": {"type": "int", "default": 8},
+            **DEVICE_SPEC,
             "image_dir": {"type": "path", "required": True},
             "version": {"type": "str"},
             "allow_downgrade": {"type": "bool", "default": False},
             "missing_image": {"type": "str", "default": "fail", "choices": ["fail", "skip"]},
             "tool": {"type": "str", "default": "auto", "choices": ["auto", "mstflint", "flint"]},
-            "sysfs_root": {"type": "path", "default": "/"},
         },
-        mutually_exclusive=[("device", "devices")],
-        required_one_of=[("device", "devices")],
         supports_check_mode=True,
+        **DEVICE_RULES,
     )
-    if module.params["parallel"] < 1:
-        module.fail_json(msg=f"parallel must be 1 or more; got {module.params['parallel']}")
     wanted = wanted_version(module)
     tool = find_tool(module, ["flint", "mstflint"], "install mstflint or NVIDIA MFT (flint)")
-    if module.params["devices"] is None:
-        card = CardModule(module, module.params["device"])
-        try:
-            target = device_target(card)
-            module.exit_json(**update(card, tool, target, read_images(module, tool), wanted))
-        except CardFailed as exc:
-            module.fail_json(**exc.result)
-    images = read_images(module, tool)
-    exit_cards(
+    # Several devices: the images are read once, before the cards. One device: after it is
+    # found, so an unknown device fails before any tool runs.
+    images = read_images(module, tool) if module.params["devices"] is not None else None
+    run_devices(
         module,
-        run_cards(
-            module,
-            module.params["devices"],
-            lambda card, target: update(card, tool, target, images, wanted),
-            module.params["parallel"],
+        lambda card, target: update(
+            card, tool, target, read_images(module, tool) if images is None else images, wanted
         ),
     )
 
