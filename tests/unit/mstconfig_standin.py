@@ -21,12 +21,17 @@ captured outputs in the fixtures show:
 - The wording of errors for unknown names or bad values in ``set`` is this stand-in's
   own (no capture of them was available); the module never sends such a set.
 
+A set sleeps ``busy.seconds`` (standin_busy: stand-in timing, a real set takes seconds)
+and records two sets of one device at once.
+
 Every call is recorded in ``calls`` so tests can assert what ran and what did not.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from standin_busy import Busy
 
 NAME_W, VALUE_W, INDENT = 44, 21, 8
 
@@ -95,10 +100,11 @@ class ConnectX:
 class StandinTool:
     """Runs argument lists against ConnectX stand-ins; records every call."""
 
-    def __init__(self, *devices: ConnectX, tool: str = "mstconfig"):
+    def __init__(self, *devices: ConnectX, tool: str = "mstconfig", busy: Busy | None = None):
         self.devices = list(devices)
         self.tool = tool
         self.calls: list[list[str]] = []
+        self.busy = busy or Busy()
 
     def sets(self):
         return [argv for argv in self.calls if "set" in argv]
@@ -213,7 +219,8 @@ class StandinTool:
                     f"-E- Parameter {name}' value is larger than maximum allowed {maximum}",
                 ]
                 return 3, "\n".join(lines) + "\n", ""
-        for name, (_, rendered) in new.items():
-            device.params[name].next_boot = rendered
+        with self.busy.writing(device.pci):
+            for name, (_, rendered) in new.items():
+                device.params[name].next_boot = rendered
         lines += ["Applying... Done!", "-I- Please reboot machine to load new configurations."]
         return 0, "\n".join(lines) + "\n", ""

@@ -25,6 +25,10 @@ rdma.fabric.nic_firmware runs the way mstflint documents and prints them:
   MFE_CR_ERROR', exit 1 (captured from real mstflint 4.21). Errors go to stdout, as the
   real tool prints them.
 
+A card may show several PCI functions (``functions``: 0000:1b:00.0 and 0000:1b:00.1 of a
+dual-port card) that share its one flash. A burn sleeps ``busy.seconds`` (standin_busy:
+stand-in timing, a real burn takes minutes) and records two burns of one card at once.
+
 Every call is recorded in ``calls`` so tests can assert what ran and what did not.
 """
 
@@ -32,6 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from standin_busy import Busy
 
 IMAGE_MARKER = "RDMA-FABRIC STAND-IN FIRMWARE IMAGE (not a real ConnectX image)"
 
@@ -50,6 +56,11 @@ class FlintCard:
     running: str | None = None
     image_type: str = "FS4"
     guid: str = "b8cef60300a1b2c4"
+    # PCI functions sharing this flash: pci with function 0 .. functions-1.
+    functions: int = 1
+
+    def addresses(self) -> list[str]:
+        return [f"{self.pci[:-1]}{function}" for function in range(self.functions)]
 
     def __post_init__(self):
         self.running = self.flash if self.running is None else self.running
@@ -92,17 +103,18 @@ def _query_text(image_type, version, running, psid, guid, device: bool) -> str:
 
 
 class FlintStandin:
-    def __init__(self, *cards: FlintCard, tool: str = "mstflint"):
+    def __init__(self, *cards: FlintCard, tool: str = "mstflint", busy: Busy | None = None):
         self.cards = list(cards)
         self.tool = tool
         self.calls: list[list[str]] = []
+        self.busy = busy or Busy()
 
     def burns(self):
         return [argv for argv in self.calls if argv[-1] in ("burn", "b")]
 
     def _card(self, name: str) -> FlintCard | None:
         for card in self.cards:
-            if name in (card.pci, card.pci[5:]):
+            if name in card.addresses() or f"0000:{name}" in card.addresses():
                 return card
         return None
 
@@ -174,7 +186,8 @@ class FlintStandin:
                 "Restoring signature                     - OK\n"
                 "-I- To load new FW run mstfwreset or reboot machine.\n"
             )
-            card.flash = fields["version"]
+            with self.busy.writing(card.pci):
+                card.flash = fields["version"]
             return 0, out, ""
         return 1, f"-E- stand-in: unsupported arguments {argv[1:]}\n", ""
 

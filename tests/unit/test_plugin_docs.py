@@ -119,14 +119,25 @@ def test_mlxconfig_doc_json_matches_the_module(run_cli):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)["rdma.fabric.mlxconfig"]
     options = doc["doc"]["options"]
-    assert set(mlxconfig.NAMED) | {"device", "tool", "settings", "optional", "sysfs_root"} == set(
-        options
-    )
-    assert options["device"]["required"] is True
+    assert set(mlxconfig.NAMED) | {
+        "device",
+        "devices",
+        "parallel",
+        "tool",
+        "settings",
+        "device_settings",
+        "optional",
+        "sysfs_root",
+    } == set(options)
+    # One of device (one card) and devices (a host's cards side by side).
+    assert not options["device"].get("required")
+    assert options["devices"]["elements"] == "str" and options["parallel"]["default"] == 8
     assert options["tool"]["choices"] == ["auto", "mstconfig", "mlxconfig"]
     assert doc["doc"]["attributes"]["check_mode"]["support"] == "full"
     assert doc["doc"]["attributes"]["diff_mode"]["support"] == "full"
-    assert {"before", "after", "changes", "reboot_required", "skipped"} <= set(doc["return"])
+    assert {"before", "after", "changes", "reboot_required", "skipped", "cards"} <= set(
+        doc["return"]
+    )
 
 
 @pytest.mark.parametrize(

@@ -95,6 +95,12 @@ def test_bad_free_form_entries(run_play, extra, shown):
     assert shown in message(proc, "rdma_nic_extra_settings")
 
 
+def test_parallel_cards_must_be_one_or_more(run_play):
+    proc, output = run_play({"rdma_nic_parallel_cards": 0})
+    failed_early(proc, output)
+    assert "got 0" in message(proc, "rdma_nic_parallel_cards")
+
+
 def test_device_settings_must_be_dictionaries(run_play):
     proc, output = run_play({"rdma_nic_device_settings": {"mlx5_0": "ETH"}})
     failed_early(proc, output)
@@ -198,6 +204,18 @@ def test_dcbx_setting_that_disagrees_with_the_policy(run_play):
     assert "LLDP_NB_DCBX_P2" not in line, "the agreeing value must not be reported"
 
 
+def test_firmware_dcbx_is_refused_on_a_roce_host(run_play, tmp_path):
+    """roce_host_qos puts every RoCE port of a roce_hosts member in DCBX host mode:
+    nic_firmware_dcbx: true contradicts it and fails before the firmware is touched."""
+    roce_hosts = tmp_path / "roce_hosts.yml"
+    roce_hosts.write_text("all:\n  children:\n    roce_hosts:\n      hosts:\n        localhost:\n")
+    proc, output = run_play(
+        {"rdma_roce_policy": {"nic_firmware_dcbx": True}}, "-i", str(roce_hosts)
+    )
+    failed_early(proc, output)
+    assert "roce_host_qos" in message(proc, "rdma_roce_policy.nic_firmware_dcbx must not be true")
+
+
 def test_bad_policy_values(run_play):
     proc, output = run_play({"rdma_roce_policy": {"cnp_dscp": 64}})
     failed_early(proc, output)
@@ -227,6 +245,8 @@ def test_bad_policy_values(run_play):
         {"rdma_nic_settings": {"LINK_TYPE_P1": "IB", "SRIOV_EN": True, "NUM_OF_VFS": 8}},
         {"rdma_nic_extra_settings": {"LINK_TYPE_P2": 2}},
         {"rdma_nic_device_settings": {"0000:3b:00.0": {"LINK_TYPE_P1": "eth"}}},
+        # Not a roce_hosts member: nothing puts its ports in DCBX host mode.
+        {"rdma_roce_policy": {"nic_firmware_dcbx": True}},
     ],
 )
 def test_good_input_passes_validation(run_play, extra):
@@ -262,7 +282,7 @@ REBOOT_PLAY = """\
       vars:
         __rdma_nic_targets: [mlx5_0, mlx5_1, mlx5_2]
         __rdma_nic_results:
-          results:
+          cards:
             - {{device: mlx5_0, pci_address: "0000:1a:00.0", device_type: ConnectX7,
                before: {{LINK_TYPE_P1: "IB(1)"}}, after: {{LINK_TYPE_P1: "ETH(2)"}},
                changes: {{LINK_TYPE_P1: "ETH"}}, skipped: [], reboot_required: true}}
@@ -271,7 +291,7 @@ REBOOT_PLAY = """\
             - {{device: mlx5_2, pci_address: "0000:1c:00.0", device_type: ConnectX6DX,
                before: {{}}, after: {{}}, changes: {{}}, skipped: [], reboot_required: false}}
         __rdma_nic_firmware_results:
-          results:
+          cards:
             - {{device: mlx5_0, pci_address: "0000:1a:00.0", psid: MT_0000000834,
                before: 28.38.1002, running: 28.38.1002, after: 28.39.1002,
                image: /srv/fw/cx7.bin, burned: true, skipped: null, reboot_required: true,

@@ -166,3 +166,26 @@ def test_role_refuses_lldptool_beside_mlnx_qos(run_play):
     ran = tasks_run(proc)
     assert ran[-1] == "roce_host_qos : Validate roce_host_qos_lldpad against the backend", ran
     assert "mlnx_qos must not be used alongside another DCBX tool" in output
+
+
+def test_firmware_dcbx_is_refused_only_where_the_host_sets_dcb():
+    """nic_firmware_dcbx: true has the firmware negotiate DCB; roce_host_qos puts every RoCE
+    port in DCBX host mode. On a host it manages the pair is refused, named."""
+    from ansible_collections.rdma.fabric.plugins.filter.roce_policy_errors import (
+        roce_policy_errors,
+    )
+
+    assert roce_policy_errors({"nic_firmware_dcbx": True}) == []
+    [error] = roce_policy_errors({"nic_firmware_dcbx": True}, host_qos=True)
+    assert error.startswith("rdma_roce_policy.nic_firmware_dcbx must not be true")
+    assert "DCBX host mode" in error and "roce_hosts" in error
+    for value in (False, None, "no"):
+        assert roce_policy_errors({"nic_firmware_dcbx": value}, host_qos=True) == []
+
+
+def test_role_refuses_firmware_dcbx(run_play):
+    proc, output = run_play({"rdma_roce_policy": {"nic_firmware_dcbx": True}})
+    assert_failed_before_any_change(ROLE, proc, output)
+    ran = tasks_run(proc)
+    assert ran[-1] == "roce_host_qos : Validate rdma_roce_policy", ran
+    assert "rdma_roce_policy.nic_firmware_dcbx must not be true" in output

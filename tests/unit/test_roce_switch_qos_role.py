@@ -160,6 +160,30 @@ def test_cumulus_check_then_apply_then_nothing(nvue, tls, tmp_path, play):
     assert all(method == "GET" for method, _, _ in standin.log[calls:])
 
 
+def test_cumulus_all_ports_are_read_from_the_switch(nvue, tls, tmp_path, play):
+    """`roce_switch_qos_ports: all`: every swp port NVUE lists gets the per-port part,
+    the uplink swp51 included (no roce_switch_qos_uplinks needed); eth0 and lo do not."""
+    interfaces = {
+        "swp1": {"type": "swp"},
+        "swp51": {"type": "swp"},
+        "eth0": {"type": "eth"},
+        "lo": {"type": "loopback"},
+    }
+    standin = nvue(applied={**SYSTEM, "interface": interfaces})
+    host = cumulus_host(standin, tls, roce_switch_qos_ports="all", roce_switch_qos_uplinks=None)
+    hosts = inventory(tmp_path, cumulus={"leaf1": host})
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    applied = standin.applied["interface"]
+    for port in ("swp1", "swp51"):
+        assert applied[port]["link"]["mtu"] == DEFAULT["mtu"], port
+        assert applied[port]["qos"]["pfc-watchdog"] == {"state": "enable"}, port
+    assert applied["eth0"] == {"type": "eth"} and applied["lo"] == {"type": "loopback"}
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    assert recap(proc, "leaf1")["changed"] == 0
+
+
 def test_cumulus_apply_error_keeps_the_previous_revision(nvue, tls, tmp_path, play):
     before = {**SYSTEM, "qos": {"roce": {"mode": "lossy"}}}
     standin = nvue(applied=before, id_style="changeset")
@@ -250,6 +274,27 @@ def test_sonic_patch_apply_save_and_nothing_the_second_time(sonic, play):
     assert recap(proc, "sonic1")["changed"] == 0
 
 
+def test_sonic_all_ports_are_read_from_config_db(sonic, play, tmp_path):
+    """`roce_switch_qos_ports: all`: every port of CONFIG_DB's PORT table, Ethernet8 too."""
+    db, env, _ = sonic
+    host = {
+        "ansible_connection": "local",
+        "roce_switch_qos_sonic_become": False,
+        "roce_switch_qos_ports": "all",
+    }
+    hosts = inventory(tmp_path, sonic={"sonic1": host})
+    proc, out = play(hosts, env=env)
+    assert proc.returncode == 0, out
+    configdb = json.loads(db.read_text())
+    for port in ("Ethernet0", "Ethernet4", "Ethernet8"):
+        assert configdb["PORT_QOS_MAP"][port]["pfc_enable"] == "3", port
+        assert configdb["BUFFER_PG"][f"{port}|3"] == {"profile": "NULL"}, port
+        assert configdb["QUEUE"][f"{port}|3"]["wred_profile"] == "RDMA_FABRIC", port
+    proc, out = play(hosts, env=env)
+    assert proc.returncode == 0, out
+    assert recap(proc, "sonic1")["changed"] == 0
+
+
 def test_sonic_traditional_buffers_from_the_lookup_file(sonic, play, tmp_path):
     db, env, hosts = sonic
     shutil.copy(FIXTURES / "configdb_buffers_traditional.json", db)
@@ -324,6 +369,31 @@ def test_rendered_writes_what_each_switch_would_get(tmp_path, play):
     assert all(recap(proc, h)["changed"] == 0 for h in ("leaf1", "sonic1", "spine1"))
 
 
+def test_rendered_all_ports_is_the_switch_wide_part_and_says_so(tmp_path, play):
+    out_dir = tmp_path / "rendered"
+    every = {"ansible_connection": "local", "roce_switch_qos_ports": "all"}
+    hosts = inventory(
+        tmp_path, cumulus={"leaf1": every}, sonic={"sonic1": every}, eos={"spine1": every}
+    )
+    args = ("-e", "roce_switch_qos_state=rendered", "-e", f"roce_switch_qos_render_dir={out_dir}")
+    proc, out = play(hosts, *args)
+    assert proc.returncode == 0, out
+    assert "WARNING: roce_switch_qos" not in out, "all covers the uplinks"
+    for host, per_port in (
+        ("leaf1", "interface link mtu and qos pfc-watchdog state"),
+        ("sonic1", "PORT_QOS_MAP, QUEUE, PFC_WD, PORT mtu, CABLE_LENGTH and the lossless"),
+        ("spine1", "interface mtu and service-profile"),
+    ):
+        said = " ".join(out.split())
+        assert f"roce_switch_qos_ports is all on {host}:" in said, out
+        assert f"The per-port part ({per_port}" in said, (host, out)
+    assert json.loads((out_dir / "leaf1.json").read_text()) == render(DEFAULT, "cumulus", [], 100)
+    sonic = json.loads((out_dir / "sonic1.json").read_text())
+    assert sonic == render(DEFAULT, "sonic", [], 100, {"sonic_buffer_model": "dynamic"})
+    assert "PORT_QOS_MAP" not in sonic and "DSCP_TO_TC_MAP" in sonic
+    assert "interface" not in (out_dir / "spine1.cfg").read_text()
+
+
 BAD_PLAY = """\
 - name: Every host brings its own bad input
   hosts: switches
@@ -344,6 +414,7 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
         "uplinks_unset": {**local, "roce_switch_qos_uplinks": None},
         "bad_os": {**local, "rdma_switch_os": "junos"},
         "no_ports": {**local, "roce_switch_qos_ports": []},
+        "ports_a_word": {**local, "roce_switch_qos_ports": "swp1"},
         "wrong_port_names": {**local, "roce_switch_qos_ports": ["Ethernet0"]},
         "two_lossless": {**local, "rdma_roce_policy": {"pfc_priorities": [3, 4]}},
         "watchdog_forward": {**local, "rdma_roce_policy": {"pfc_watchdog": {"action": "forward"}}},
@@ -371,6 +442,7 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
         "uplinks_unset": "roce_switch_qos_uplinks is not set for uplinks_unset",
         "bad_os": "rdma_switch_os",
         "no_ports": "roce_switch_qos_ports must list",
+        "ports_a_word": "or be all (every port of the switch); got",
         "wrong_port_names": "roce_switch_qos_ports must list",
         "two_lossless": "rdma_roce_policy.pfc_priorities",
         "watchdog_forward": "rdma_roce_policy.pfc_watchdog.action must be one of drop on cumulus",

@@ -29,6 +29,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     nvue_config,
     render,
     sonic_tables,
+    switch_ports,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "switch_qos"
@@ -424,3 +425,68 @@ def test_sonic_config_patch_without_jsonpatch_fails_naming_it(module_with_tool, 
     monkeypatch.setattr(sonic_config_patch, "HAS_JSONPATCH", False)
     result = module_with_tool(sonic_config_patch, NoCommand())(config={"PORT": {}})
     assert result["failed"] and "jsonpatch" in result["msg"], result
+
+
+# --- roce_switch_qos_ports: all ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("switch_os", "listing", "ports"),
+    [
+        (
+            "cumulus",  # NVUE GET /interface: swp ports with breakouts, mgmt, loopback, bond
+            {
+                "swp10": {},
+                "swp2": {},
+                "swp1s1": {},
+                "swp1s0": {},
+                "eth0": {},
+                "lo": {},
+                "bond0": {},
+            },
+            ["swp1s0", "swp1s1", "swp2", "swp10"],
+        ),
+        (
+            "sonic",  # CONFIG_DB PORT
+            {"Ethernet8": {}, "Ethernet0": {}, "Ethernet124": {}, "Ethernet4": {}},
+            ["Ethernet0", "Ethernet4", "Ethernet8", "Ethernet124"],
+        ),
+        (
+            "eos",  # ansible_net_interfaces
+            {
+                "Ethernet1/1": {},
+                "Ethernet10/1": {},
+                "Ethernet2/1": {},
+                "Management1": {},
+                "Port-Channel10": {},
+                "Vlan100": {},
+                "Loopback0": {},
+            },
+            ["Ethernet1/1", "Ethernet2/1", "Ethernet10/1"],
+        ),
+    ],
+)
+def test_all_ports_are_the_switchs_front_panel_ports(switch_os, listing, ports):
+    assert switch_ports(switch_os, listing) == ports
+
+
+def test_all_rendered_without_the_switch_is_the_switch_wide_part_only():
+    ports = ["swp1", "swp51"]
+    cumulus = render(DEFAULT, "cumulus", [], 100, {"cable_lengths": {"swp51": 300}})
+    assert "interface" not in cumulus
+    assert (
+        cumulus["qos"]
+        == render(DEFAULT, "cumulus", ports, 100, {"cable_lengths": {"swp51": 300}})["qos"]
+    )
+    assert cumulus["qos"]["pfc"]["default-global"]["cable-length"] == 300, "the longest length"
+
+    sonic = render(DEFAULT, "sonic", [], 100, {"sonic_buffer_model": "dynamic"})
+    full = render(DEFAULT, "sonic", ["Ethernet0"], 100, {"sonic_buffer_model": "dynamic"})
+    per_port = {"PORT_QOS_MAP", "QUEUE", "PFC_WD", "PORT", "CABLE_LENGTH", "BUFFER_PG"}
+    assert per_port <= set(full)
+    assert set(sonic) == set(full) - per_port
+    assert all(sonic[table] == full[table] for table in sonic)
+
+    eos = render(DEFAULT, "eos", [], 100)
+    assert "interface" not in eos and "service-profile" not in eos
+    assert render(DEFAULT, "eos", ["Ethernet1/1"], 100).startswith(eos)

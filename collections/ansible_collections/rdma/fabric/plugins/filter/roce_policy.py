@@ -126,6 +126,8 @@ options:
             settings hold from power-on (roce_host_qos takes each port to DCBX host mode at
             run time and at boot either way).
           - C(true) - the firmware runs DCBX, for NICs whose DCB a DCBX switch is meant to drive.
+            Refused on hosts roce_host_qos manages (C(roce_hosts)), because it puts every
+            RoCE port in DCBX host mode, the opposite.
         type: bool
         version_added: 0.3.0
 """

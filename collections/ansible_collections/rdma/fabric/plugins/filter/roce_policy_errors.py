@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
+    host_qos_policy_errors,
     normalize_policy,
     switch_policy,
 )
@@ -31,6 +32,13 @@ options:
     description: A switch OS (C(rdma_switch_os)) whose limits apply too; unknown names fail by name.
     type: str
     choices: [cumulus, sonic, eos]
+  host_qos:
+    description:
+      - The host's DCB is set by roce_host_qos (DCBX host mode on every RoCE port), so
+        C(nic_firmware_dcbx=true), which has the NIC firmware negotiate DCB instead, is an
+        error too.
+    type: bool
+    default: false
 """
 
 EXAMPLES = r"""
@@ -54,10 +62,13 @@ _value:
 """
 
 
-def roce_policy_errors(policy, switch_os=None):
-    if switch_os is None:
-        return normalize_policy(policy)[1]
-    return switch_policy(policy, switch_os)[1]
+def roce_policy_errors(policy, switch_os=None, host_qos=False):
+    if switch_os is not None:
+        return switch_policy(policy, switch_os)[1]
+    filled, errors = normalize_policy(policy)
+    if errors or not host_qos:
+        return errors
+    return host_qos_policy_errors(filled)
 
 
 class FilterModule:

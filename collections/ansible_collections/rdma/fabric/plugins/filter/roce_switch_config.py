@@ -34,7 +34,9 @@ options:
     required: true
     choices: [cumulus, sonic, eos]
   ports:
-    description: The RoCE-facing ports.
+    description:
+      - The RoCE-facing ports. Empty renders the switch-wide part only (no per-port MTU,
+        PFC or queue settings), for C(roce_switch_qos_ports=all) rendered without the switch.
     type: list
     elements: str
     required: true

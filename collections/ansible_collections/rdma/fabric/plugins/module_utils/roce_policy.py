@@ -543,6 +543,24 @@ def switch_policy_errors(policy, switch_os):
     return check.errors
 
 
+def host_qos_policy_errors(policy):
+    """Errors for a filled policy on a host whose DCB roce_host_qos sets.
+
+    roce_host_qos takes every RoCE port to DCBX host mode (``dcb dcbx set dev IF host`` or
+    ``mlnx_qos --dcbx os``), at run time and at boot; ``nic_firmware_dcbx: true`` asks the
+    firmware to negotiate DCB with the switch instead. Both cannot hold, so the pair is
+    refused rather than one of them winning silently.
+    """
+    if policy.get("nic_firmware_dcbx") is True:
+        return [
+            f"{_name('nic_firmware_dcbx')} must not be true on a host roce_host_qos manages "
+            "(a roce_hosts member): roce_host_qos sets DCB from the host and puts every RoCE "
+            "port in DCBX host mode, while true has the NIC firmware negotiate DCB with the "
+            "switch (LLDP_NB_DCBX); set it false or leave it unset; got True"
+        ]
+    return []
+
+
 def switch_policy(policy, switch_os):
     """(filled policy, errors) for a switch: the policy's own checks, then the OS's."""
     filled, errors = normalize_policy(policy)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import traceback
 
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
@@ -52,6 +53,42 @@ EOS_PROFILE = "RDMA_FABRIC_ROCE"
 SONIC_CREATE_ONLY = frozenset({"SCHEDULER"})
 # SONiC's CABLE_LENGTH table has one key (the buffer template's, "AZURE" on most images).
 SONIC_CABLE_KEY = "AZURE"
+
+
+# Front-panel port names per OS (breakouts included): what `roce_switch_qos_ports: all`
+# takes from the switch's own list (NVUE interfaces, CONFIG_DB PORT, EOS interfaces),
+# leaving out management, loopback, bond/port-channel and VLAN interfaces.
+PORT_PATTERNS = {
+    "cumulus": r"^swp[0-9]+(s[0-9]+)?$",
+    "sonic": r"^Ethernet[0-9]+$",
+    "eos": r"^Ethernet[0-9]+(/[0-9]+)*$",
+}
+
+
+def _natural(name):
+    return [int(part) if part.isdigit() else part for part in re.split(r"([0-9]+)", name)]
+
+
+def switch_ports(switch_os, listing):
+    """Every front-panel port in a switch's own interface listing, in port order.
+
+    ``listing`` is what the switch reports, keyed by interface name: NVUE's
+    ``GET /nvue_v1/interface``, CONFIG_DB's PORT table, or EOS facts'
+    ``ansible_net_interfaces`` (a list of names also works).
+    """
+    pattern = re.compile(PORT_PATTERNS[switch_os])
+    return sorted((name for name in listing if pattern.match(name)), key=_natural)
+
+
+def _switch_wide(config):
+    """A dict configuration without its per-port parts (for ports unknown when rendering)."""
+    kept = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and value and all(v == {} for v in value.values()):
+            continue  # CABLE_LENGTH {"AZURE": {}}
+        if value != {}:
+            kept[key] = value
+    return kept
 
 
 def _bytes(kb):
@@ -501,10 +538,23 @@ def render(policy, switch_os, ports, cable_length, options=None):
     if switch_os == "cumulus":
         percent = options.get("lossless_pool_percent")
         percent = None if percent in (None, "") else int(percent)
-        # One cable length for the fabric-wide PFC profile: the longest port's headroom.
-        return nvue_config(policy, ports, max(lengths.values()), percent)
+        # One cable length for the fabric-wide PFC profile: the longest port's headroom
+        # (without ports, every port of the switch: the longest length given).
+        longest = max(lengths.values()) if ports else _longest(cable_length, options)
+        return _switch_wide_if(ports, nvue_config(policy, ports, longest, percent))
     if switch_os == "sonic":
-        return sonic_tables(policy, ports, lengths, options.get("sonic_buffer_model") or None)
+        model = options.get("sonic_buffer_model") or None
+        return _switch_wide_if(ports, sonic_tables(policy, ports, lengths, model))
     if switch_os == "eos":
         return eos_config(policy, ports, options.get("eos_tx_queue") or "tx-queue")
     raise ValueError(f"rdma_switch_os must be one of cumulus, sonic, eos; got {switch_os!r}")
+
+
+def _longest(cable_length, options):
+    return max([int(cable_length), *map(int, (options.get("cable_lengths") or {}).values())])
+
+
+def _switch_wide_if(ports, config):
+    # No ports (`roce_switch_qos_ports: all` rendered without the switch): only the
+    # switch-wide part, with no empty per-port tables that would read as "no port".
+    return config if ports else _switch_wide(config)

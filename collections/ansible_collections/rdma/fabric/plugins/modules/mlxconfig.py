@@ -24,6 +24,7 @@ description:
   - A parameter name the device does not report fails, and the message lists the names
     the device does report. Read-only and array parameters cannot be set.
   - Supports check mode (queries, sets nothing) and diff mode (C(NAME=value) lines).
+  - With O(devices), every card of a host in one call, cards side by side.
 version_added: 0.1.0
 author: rdma-fabric contributors (@rdma-fabric)
 requirements:
@@ -76,6 +77,12 @@ options:
         its value. A name also given as a named option must have the same value.
     type: dict
     default: {}
+  device_settings:
+    description:
+      - With O(devices) (or O(device)), per device as given there, parameters that override
+        O(settings) for that device.
+    type: dict
+    default: {}
   optional:
     description:
       - Parameter names that are skipped, not failed, when the device does not report
@@ -126,69 +133,96 @@ EXAMPLES = r"""
   ansible.builtin.debug:
     msg: "{{ nic.device }} needs a reboot for {{ nic.changes | list }}"
   when: nic.reboot_required
+
+- name: Every card of a server side by side, one with 16 VFs
+  rdma.fabric.mlxconfig:
+    devices: [mlx5_0, mlx5_1, mlx5_2, mlx5_3]
+    settings:
+      SRIOV_EN: true
+      NUM_OF_VFS: 8
+    device_settings:
+      mlx5_2:
+        NUM_OF_VFS: 16
+  register: nics
+
+- name: Devices that need a reboot
+  ansible.builtin.debug:
+    msg: "{{ nics.cards | selectattr('reboot_required') | map(attribute='device') | list }}"
 """
 
 RETURN = r"""
 device:
   description: The device as given.
-  returned: always
+  returned: with O(device)
   type: str
   sample: mlx5_0
 pci_address:
   description: The PCI address the tool was pointed at (the path itself for a device path).
-  returned: always
+  returned: with O(device)
   type: str
   sample: "0000:3b:00.0"
 tool:
   description: The tool that ran.
-  returned: always
+  returned: with O(device)
   type: str
   sample: /usr/bin/mstconfig
 device_type:
   description: The device type the tool reports.
-  returned: always
+  returned: with O(device)
   type: str
   sample: ConnectX6DX
 before:
   description: Next-boot values of the requested parameters before the run, as the tool prints them.
-  returned: always
+  returned: with O(device)
   type: dict
   sample: {"LINK_TYPE_P1": "IB(1)", "SRIOV_EN": "False(0)"}
 after:
   description:
     - Next-boot values after the run (queried again after a set; predicted in check mode).
-  returned: always
+  returned: with O(device)
   type: dict
   sample: {"LINK_TYPE_P1": "ETH(2)", "SRIOV_EN": "True(1)"}
 current:
   description: Values the running firmware uses, where the tool shows them (not ConnectX-3).
-  returned: always
+  returned: with O(device)
   type: dict
   sample: {"LINK_TYPE_P1": "IB(1)", "SRIOV_EN": "False(0)"}
 changes:
   description: What was set (or would be, in check mode), NAME to the argument given to the tool.
-  returned: always
+  returned: with O(device)
   type: dict
   sample: {"LINK_TYPE_P1": "ETH", "SRIOV_EN": "1"}
 skipped:
   description: Names from O(optional) that the device does not report.
-  returned: always
+  returned: with O(device)
   type: list
   elements: str
   sample: [CNP_DSCP_P2, CNP_802P_PRIO_P2]
 reboot_required:
   description: Whether the device needs a reboot (or firmware reset) for its next-boot values.
-  returned: always
+  returned: always (with O(devices), whether any device needs it)
   type: bool
   sample: true
+cards:
+  description:
+    - With O(devices), one result per device in the order given, each with the keys
+      returned with O(device) (and C(changed)). A device that failed has C(failed) and
+      C(msg) instead, and its C(pci_address) when it was found.
+  returned: with O(devices)
+  type: list
+  elements: dict
+  sample:
+    - {"device": "mlx5_0", "pci_address": "0000:3b:00.0", "changed": true, "reboot_required": true}
 """
 
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.connectx import (
-    device_target,
+    DEVICE_RULES,
+    DEVICE_SPEC,
     find_tool,
+    run_devices,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.connectx import run_tool as connectx_run
 from ansible_collections.rdma.fabric.plugins.module_utils.mlxconfig import (
@@ -292,22 +326,10 @@ def as_lines(values):
     return "".join(f"{name}={value}\n" for name, value in sorted(values.items()))
 
 
-def main():
-    spec = {
-        "device": {"type": "str", "required": True},
-        "tool": {"type": "str", "default": "auto", "choices": ["auto", "mstconfig", "mlxconfig"]},
-        "settings": {"type": "dict", "default": {}},
-        "optional": {"type": "list", "elements": "str", "default": []},
-        "sysfs_root": {"type": "path", "default": "/"},
-    }
-    spec.update({name: {"type": "raw"} for name in NAMED})
-    module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-
+def configure(module, tool, target):
+    """Compare and set one device's parameters; returns its result (fails through module)."""
     wanted = requested_settings(module)
-    target = address = device_target(module)
-    tool = find_tool(
-        module, ["mlxconfig", "mstconfig"], "install mstflint (mstconfig) or NVIDIA MFT (mlxconfig)"
-    )
+    address = target
     table = query(module, tool, target)
     skipped = check_names(module, table, wanted)
 
@@ -359,7 +381,33 @@ def main():
             "before_header": header,
             "after_header": header,
         }
-    module.exit_json(**result)
+    return result
+
+
+def main():
+    spec = {
+        **DEVICE_SPEC,
+        "tool": {"type": "str", "default": "auto", "choices": ["auto", "mstconfig", "mlxconfig"]},
+        "settings": {"type": "dict", "default": {}},
+        "device_settings": {"type": "dict", "default": {}},
+        "optional": {"type": "list", "elements": "str", "default": []},
+    }
+    spec.update({name: {"type": "raw"} for name in NAMED})
+    module = AnsibleModule(argument_spec=spec, supports_check_mode=True, **DEVICE_RULES)
+    settings, per_device = module.params["settings"], module.params["device_settings"]
+    bad = sorted(str(name) for name, value in per_device.items() if not isinstance(value, dict))
+    if bad:
+        module.fail_json(
+            msg=f"device_settings must map a device to a dictionary; not: {', '.join(bad)}"
+        )
+    tool = find_tool(
+        module, ["mlxconfig", "mstconfig"], "install mstflint (mstconfig) or NVIDIA MFT (mlxconfig)"
+    )
+    run_devices(
+        module,
+        lambda card, target: configure(card, tool, target),
+        settings=lambda device: {**settings, **per_device.get(device, {})},
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ description:
     It returns C(reboot_required) when it burned, or when the flash already holds a
     version the device is not yet running (an earlier burn waits for its reboot).
   - Supports check mode (queries, burns nothing) and diff mode.
+  - With O(devices), every card of a host in one call. The images are read once and the
+    cards burned side by side (a burn takes minutes).
 version_added: 0.2.0
 author: rdma-fabric contributors (@rdma-fabric)
 requirements:
@@ -95,75 +97,92 @@ EXAMPLES = r"""
   ansible.builtin.debug:
     msg: "{{ fw.device }}: {{ fw.before }} -> {{ fw.after }}, reboot needed"
   when: fw.reboot_required
+
+- name: Burn all eight cards of a server at once
+  rdma.fabric.nic_firmware:
+    devices: "{{ range(8) | map('regex_replace', '^', 'mlx5_') | list }}"
+    image_dir: /srv/firmware
+    parallel: 8
+  register: fws
 """
 
 RETURN = r"""
 device:
   description: The device as given.
-  returned: always
+  returned: with O(device)
   type: str
   sample: mlx5_0
 pci_address:
   description: The PCI address the tool was pointed at (the path itself for a device path).
-  returned: always
+  returned: with O(device)
   type: str
   sample: "0000:3b:00.0"
 tool:
   description: The tool that ran.
-  returned: always
+  returned: with O(device)
   type: str
   sample: /usr/bin/mstflint
 psid:
   description: The device's PSID (board identity); only images with the same PSID are used.
-  returned: always
+  returned: with O(device)
   type: str
   sample: MT_0000000359
 before:
   description: Firmware version on the flash before the run.
-  returned: always
+  returned: with O(device)
   type: str
   sample: 22.36.1010
 running:
   description: Firmware version the device runs now.
-  returned: always
+  returned: with O(device)
   type: str
   sample: 22.36.1010
 after:
   description: Firmware version on the flash after the run (predicted in check mode).
-  returned: always
+  returned: with O(device)
   type: str
   sample: 22.39.2048
 image:
   description: The image chosen for the device, or null when none was.
-  returned: always
+  returned: with O(device)
   type: str
   sample: /srv/firmware/fw-ConnectX6Dx-rel-22_39_2048-MCX623106AN-CDA_Ax.signed.bin
 image_version:
   description: Firmware version of RV(image).
-  returned: always
+  returned: with O(device)
   type: str
   sample: 22.39.2048
 images:
   description: Every image found in O(image_dir) with its PSID and version.
-  returned: always
+  returned: with O(device)
   type: list
   elements: dict
   sample: [{"path": "/srv/firmware/fw-a.bin", "psid": "MT_0000000359", "version": "22.39.2048"}]
 burned:
   description: Whether the image was burned (or would be, in check mode).
-  returned: always
+  returned: with O(device)
   type: bool
   sample: true
 skipped:
   description: Why nothing was burned although the versions differ (no image, downgrade), else null.
-  returned: always
+  returned: with O(device)
   type: str
   sample: null
 reboot_required:
   description: Whether the device needs a reboot (or firmware reset) to run the flash's firmware.
-  returned: always
+  returned: always (with O(devices), whether any device needs it)
   type: bool
   sample: true
+cards:
+  description:
+    - With O(devices), one result per device in the order given, each with the keys
+      returned with O(device) (and C(changed)). A device that failed has C(failed) and
+      C(msg) instead, and its C(pci_address) when it was found.
+  returned: with O(devices)
+  type: list
+  elements: dict
+  sample:
+    - {"device": "mlx5_0", "pci_address": "0000:3b:00.0", "changed": true, "reboot_required": true}
 """
 
 import glob
@@ -171,8 +190,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.connectx import (
-    device_target,
+    DEVICE_RULES,
+    DEVICE_SPEC,
     find_tool,
+    run_devices,
     run_tool,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.flint import (
@@ -241,29 +262,14 @@ def choose_image(module, images, psid, wanted):
     )
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec={
-            "device": {"type": "str", "required": True},
-            "image_dir": {"type": "path", "required": True},
-            "version": {"type": "str"},
-            "allow_downgrade": {"type": "bool", "default": False},
-            "missing_image": {"type": "str", "default": "fail", "choices": ["fail", "skip"]},
-            "tool": {"type": "str", "default": "auto", "choices": ["auto", "mstflint", "flint"]},
-            "sysfs_root": {"type": "path", "default": "/"},
-        },
-        supports_check_mode=True,
-    )
+def update(module, tool, target, images, wanted):
+    """Burn one device when its image differs; returns its result (fails through module)."""
     device = module.params["device"]
-    wanted = wanted_version(module)
-    target = device_target(module)
-    tool = find_tool(module, ["flint", "mstflint"], "install mstflint or NVIDIA MFT (flint)")
     state = query(module, [tool, "-d", target, "query"], f"the query of {device}")
     try:
         flash = parse_version(state["next_boot_version"])
     except ValueError as exc:
         module.fail_json(msg=f"{device}: {exc}")
-    images = read_images(module, tool)
     image, skipped = choose_image(module, images, state["psid"], wanted)
     if image is None and module.params["missing_image"] == "fail":
         module.fail_json(msg=skipped, psid=state["psid"], images=listed(images))
@@ -324,7 +330,33 @@ def main():
             "before_header": header,
             "after_header": header,
         }
-    module.exit_json(**result)
+    return result
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            **DEVICE_SPEC,
+            "image_dir": {"type": "path", "required": True},
+            "version": {"type": "str"},
+            "allow_downgrade": {"type": "bool", "default": False},
+            "missing_image": {"type": "str", "default": "fail", "choices": ["fail", "skip"]},
+            "tool": {"type": "str", "default": "auto", "choices": ["auto", "mstflint", "flint"]},
+        },
+        supports_check_mode=True,
+        **DEVICE_RULES,
+    )
+    wanted = wanted_version(module)
+    tool = find_tool(module, ["flint", "mstflint"], "install mstflint or NVIDIA MFT (flint)")
+    # Several devices: the images are read once, before the cards. One device: after it is
+    # found, so an unknown device fails before any tool runs.
+    images = read_images(module, tool) if module.params["devices"] is not None else None
+    run_devices(
+        module,
+        lambda card, target: update(
+            card, tool, target, read_images(module, tool) if images is None else images, wanted
+        ),
+    )
 
 
 if __name__ == "__main__":
