@@ -143,7 +143,7 @@ def bench_lab(run: bool, wall: float | None) -> None:
         env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / "ansible.cfg"))
         start = time.monotonic()
         proc = subprocess.run(
-            ["ansible-playbook", "playbooks/verify.yml"],
+            ["ansible-playbook", "rdma.fabric.verify"],
             cwd=REPO,
             env=env,
             capture_output=True,

@@ -3,9 +3,10 @@
 # Idempotent and quick when everything is already there.
 set -eu
 
-# docker + debootstrap: Molecule images; qemu + vde2 + e2fsprogs + ssh: the Soft-RoCE lab.
+# docker + debootstrap: Molecule images; qemu + vde2 + e2fsprogs + ssh: the Soft-RoCE lab;
+# mstflint: the controller reads firmware images (rdma_nic, firmware_images_info tests).
 packages="docker.io debootstrap python3-venv python3-pip git make \
-    qemu-system-x86 qemu-utils vde2 e2fsprogs openssh-client"
+    qemu-system-x86 qemu-utils vde2 e2fsprogs openssh-client mstflint"
 missing=""
 for pkg in $packages; do
     dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \

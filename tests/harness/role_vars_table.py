@@ -14,6 +14,10 @@ from pathlib import Path
 
 import yaml
 
+COLLECTION_ROLES = (
+    Path(__file__).resolve().parents[2] / "collections/ansible_collections/rdma/fabric/roles"
+)
+
 BEGIN, END = "<!-- BEGIN VARIABLES -->", "<!-- END VARIABLES -->"
 
 
@@ -54,9 +58,7 @@ def render(readme: Path, spec_file: Path) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true")
-    parser.add_argument(
-        "roles_dir", nargs="?", default=Path(__file__).resolve().parents[2] / "roles"
-    )
+    parser.add_argument("roles_dir", nargs="?", default=COLLECTION_ROLES)
     args = parser.parse_args()
     stale = []
     for role in sorted(Path(args.roles_dir).iterdir()):

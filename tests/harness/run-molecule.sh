@@ -9,16 +9,17 @@ cd "$(dirname "$0")/../.."
 # carry a short hash of this checkout's path.
 checkout=$(pwd | sha256sum | cut -c1-6)
 state_root=${XDG_CACHE_HOME:-$HOME/.cache}/molecule/rdma-fabric-$checkout
-roles=${*:-$(ls roles)}
+roles_dir=collections/ansible_collections/rdma/fabric/roles
+roles=${*:-$(ls "$roles_dir")}
 ran=0
 for role in $roles; do
-    [ -d "roles/$role/molecule" ] || continue
-    for scenario_dir in roles/"$role"/molecule/*/; do
+    [ -d "$roles_dir/$role/molecule" ] || continue
+    for scenario_dir in "$roles_dir/$role"/molecule/*/; do
         scenario=$(basename "$scenario_dir")
         [ -f "$scenario_dir/molecule.yml" ] || continue
         echo "=== molecule test: $role/$scenario"
         start=$(date +%s)
-        (cd "roles/$role" \
+        (cd "$roles_dir/$role" \
             && RDMA_FABRIC_ROLE=$role-$checkout \
                MOLECULE_EPHEMERAL_DIRECTORY=$state_root/$role/$scenario \
                molecule test --scenario-name "$scenario")

@@ -196,7 +196,7 @@ def test_lab_end_to_end(lab):
     assert down.returncode == 0
     fault = run_timed(
         "fault run (lab3 eth1 down, verify.yml)",
-        ansible_playbook("playbooks/verify.yml"),
+        ansible_playbook("rdma.fabric.verify"),
         900,
     )
     assert fault.returncode != 0, fault.stdout[-6000:]
@@ -301,7 +301,7 @@ def test_lab_throttled_sender_and_a_flap(lab):
     try:
         run = run_timed(
             "faults run (lab3 egress 2 Mbit/s, lab2 flaps once; verify.yml)",
-            ansible_playbook("playbooks/verify.yml"),
+            ansible_playbook("rdma.fabric.verify"),
             1500,
         )
     finally:

@@ -15,7 +15,10 @@ from ansible.module_utils.testing import patch_module_args
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ANSIBLE_CFG = REPO_ROOT / "ansible.cfg"
-ROLES_DIR = REPO_ROOT / "roles"
+# The roles and playbooks ship in the rdma.fabric collection (issue 16).
+COLLECTION_DIR = REPO_ROOT / "collections/ansible_collections/rdma/fabric"
+ROLES_DIR = COLLECTION_DIR / "roles"
+PLAYBOOKS_DIR = COLLECTION_DIR / "playbooks"
 
 
 def ansible_bin(name: str) -> str:

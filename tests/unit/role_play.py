@@ -8,8 +8,7 @@ import re
 from pathlib import Path
 
 import yaml
-
-ROLES_DIR = Path(__file__).resolve().parents[2] / "roles"
+from conftest import ROLES_DIR  # noqa: E402  (re-exported for the role tests)
 
 TASK_RE = re.compile(r"^TASK \[(?P<name>.*)\] \*+$", re.MULTILINE)
 HANDLER_RE = re.compile(r"^RUNNING HANDLER \[(?P<name>.*)\] \*+$", re.MULTILINE)

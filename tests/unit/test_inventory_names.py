@@ -7,9 +7,10 @@ from pathlib import Path
 
 import yaml
 from ansible_collections.rdma.fabric.plugins.plugin_utils import inventory_names as names
+from conftest import PLAYBOOKS_DIR, ROLES_DIR
 
 REPO = Path(__file__).resolve().parents[2]
-ROLES = str(REPO / "roles")
+ROLES = str(ROLES_DIR)
 
 
 def test_declared_names_are_every_roles_argument_spec_options():
@@ -120,10 +121,10 @@ def test_groups_of_the_inventory_model_are_never_typos():
 
 def test_preflight_lists_every_group_a_playbook_targets():
     targeted = set()
-    for playbook in (REPO / "playbooks").glob("*.yml"):
+    for playbook in (PLAYBOOKS_DIR).glob("*.yml"):
         for play in yaml.safe_load(playbook.read_text()):
             if "hosts" in play and play["hosts"] != "localhost":
                 targeted.update(p.strip() for p in str(play["hosts"]).split(":") if p.strip())
-    [play] = yaml.safe_load((REPO / "playbooks" / "preflight.yml").read_text())
+    [play] = yaml.safe_load((PLAYBOOKS_DIR / "preflight.yml").read_text())
     [check] = [t for t in play["tasks"] if "rdma.fabric.inventory_check" in t]
     assert set(check["rdma.fabric.inventory_check"]["groups"]) == targeted

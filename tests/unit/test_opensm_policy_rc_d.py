@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import ROLES_DIR
 
-ROLE = Path(__file__).resolve().parents[2] / "roles" / "ib_subnet_manager"
+ROLE = ROLES_DIR / "ib_subnet_manager"
 SCRIPT = ROLE / "files" / "policy-rc.d"
 
 

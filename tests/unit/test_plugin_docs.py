@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
-
-ROLES_DIR = Path(__file__).resolve().parents[2] / "roles"
+from conftest import ROLES_DIR  # noqa: E402
 
 
 def test_module_doc(run_cli):

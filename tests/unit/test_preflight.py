@@ -54,7 +54,7 @@ def test_variable_typo_fails_site_yml_before_any_other_play(run_cli, tmp_path):
 def test_extra_vars_typo_is_named(run_cli, tmp_path):
     inv = inventory(tmp_path, local_rack())
     proc, doc = playbook_json(
-        run_cli, "-i", str(inv), "playbooks/preflight.yml", "-e", "rdma_verify_min_gbp=3"
+        run_cli, "-i", str(inv), "rdma.fabric.preflight", "-e", "rdma_verify_min_gbp=3"
     )
     assert proc.returncode != 0
     assert check_result(doc)["unknown_vars"] == [
@@ -79,11 +79,11 @@ def test_site_variables_are_kept_with_allow_unknown_vars(run_cli, tmp_path):
         "rdma_fabric_allow_unknown_vars": ["rdma_site_*"],
     }
     inv = inventory(tmp_path, local_rack(), {"all": site_vars})
-    proc, doc = playbook_json(run_cli, "-i", str(inv), "playbooks/preflight.yml")
+    proc, doc = playbook_json(run_cli, "-i", str(inv), "rdma.fabric.preflight")
     assert proc.returncode == 0, check_result(doc)["msg"]
     assert check_result(doc)["unknown_vars"] == []
     allow_all = json.dumps({"rdma_fabric_allow_unknown_vars": True, "rdma_stack_provder": "doca"})
-    proc, doc = playbook_json(run_cli, "-i", str(inv), "playbooks/preflight.yml", "-e", allow_all)
+    proc, doc = playbook_json(run_cli, "-i", str(inv), "rdma.fabric.preflight", "-e", allow_all)
     assert proc.returncode == 0
 
 
@@ -93,7 +93,7 @@ def test_bad_allow_unknown_vars_is_named(run_cli, tmp_path):
         run_cli,
         "-i",
         str(inv),
-        "playbooks/preflight.yml",
+        "rdma.fabric.preflight",
         "-e",
         "rdma_fabric_allow_unknown_vars=rdma_site_x",
     )
@@ -102,7 +102,7 @@ def test_bad_allow_unknown_vars_is_named(run_cli, tmp_path):
 
 
 def test_example_inventory_has_no_unknown_names(run_cli):
-    proc, doc = playbook_json(run_cli, "-i", "inventories/example", "playbooks/preflight.yml")
+    proc, doc = playbook_json(run_cli, "-i", "inventories/example", "rdma.fabric.preflight")
     result = check_result(doc)
     assert proc.returncode == 0, result["msg"]
     assert result["hosts"] > 50
@@ -132,7 +132,7 @@ def lab_inventory_up(tmp_path, monkeypatch):
 
 
 def test_lab_inventory_up_has_no_unknown_names(run_cli, lab_inventory_up):
-    proc, doc = playbook_json(run_cli, "-i", str(lab_inventory_up), "playbooks/preflight.yml")
+    proc, doc = playbook_json(run_cli, "-i", str(lab_inventory_up), "rdma.fabric.preflight")
     result = check_result(doc)
     assert proc.returncode == 0, result["msg"]
     assert result["hosts"] == 3
@@ -157,7 +157,7 @@ def test_thousand_hosts_one_typo_in_one_host_vars_file(run_cli, tmp_path):
     for name in names[::10]:
         (inv / "host_vars" / f"{name}.yml").write_text("roce_host_qos_require_hw: false\n")
     (inv / "host_vars" / "gpu-0999.yml").write_text("rdma_verify_min_gbp: 3\n")
-    proc, doc = playbook_json(run_cli, "-i", str(inv), "playbooks/preflight.yml")
+    proc, doc = playbook_json(run_cli, "-i", str(inv), "rdma.fabric.preflight")
     assert proc.returncode != 0
     result = check_result(doc)
     assert result["hosts"] == 1000

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
+COLLECTION = REPO / "collections/ansible_collections/rdma/fabric"
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -22,8 +23,6 @@ def test_top_level_entries():
     required = {
         "ansible.cfg",
         "site.yml",
-        "roles",
-        "playbooks",
         "inventories",
         "collections",
         "tests",
@@ -33,6 +32,9 @@ def test_top_level_entries():
         ".ci",
     }
     assert required <= {p.name for p in REPO.iterdir()}
+    # One layout: the roles and playbooks live in the collection, nowhere else.
+    assert not (REPO / "roles").exists() and not (REPO / "playbooks").exists()
+    assert {"roles", "playbooks", "plugins", "LICENSE"} <= {p.name for p in COLLECTION.iterdir()}
     assert os.access(REPO / ".ci" / "run", os.X_OK)
 
 
@@ -41,7 +43,7 @@ def test_ansible_cfg_settings():
     cfg.read(REPO / "ansible.cfg")
     defaults = cfg["defaults"]
     assert defaults["inventory"] == "inventories/lab"
-    assert defaults["roles_path"] == "roles"
+    assert defaults["roles_path"] == "collections/ansible_collections/rdma/fabric/roles"
     assert defaults["collections_path"] == "collections"
     assert int(defaults["forks"]) >= 50
     assert defaults["gathering"] == "smart"
@@ -58,13 +60,24 @@ def test_ansible_cfg_has_no_unknown_keys():
     assert "unknown" not in (result.stdout + result.stderr).lower()
 
 
-def test_site_only_imports_playbooks():
-    plays = yaml.safe_load((REPO / "site.yml").read_text())
-    assert plays, "site.yml is empty"
+def _imports(playbook: Path) -> list[str]:
+    plays = yaml.safe_load(playbook.read_text())
+    assert plays, f"{playbook} is empty"
     for play in plays:
         assert set(play) == {"name", "ansible.builtin.import_playbook"}, play
-        target = play["ansible.builtin.import_playbook"]
-        assert target.startswith("playbooks/") and (REPO / target).is_file(), target
+    return [play["ansible.builtin.import_playbook"] for play in plays]
+
+
+def test_site_only_imports_playbooks():
+    # The repository's site.yml is the collection's: rdma.fabric.site imports each
+    # stage by its collection name.
+    assert _imports(REPO / "site.yml") == ["rdma.fabric.site"]
+    stages = _imports(COLLECTION / "playbooks/site.yml")
+    assert stages[0] == "rdma.fabric.preflight" and stages[-1] == "rdma.fabric.verify"
+    for target in stages:
+        namespace, name, stage = target.split(".")
+        assert (namespace, name) == ("rdma", "fabric"), target
+        assert (COLLECTION / "playbooks" / f"{stage}.yml").is_file(), target
 
 
 def test_site_syntax_check():
@@ -106,7 +119,7 @@ def test_collection_metadata():
 
 
 def test_every_role_has_argument_specs():
-    roles = [p for p in (REPO / "roles").iterdir() if p.is_dir()]
+    roles = [p for p in (COLLECTION / "roles").iterdir() if p.is_dir()]
     assert roles
     for role in roles:
         specs = yaml.safe_load((role / "meta/argument_specs.yml").read_text())

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import yaml
+from conftest import ROLES_DIR
 
 RAILS = [{"name": f"rail{k}", "device": f"mlx5_{k}", "subnet": f"10.{k}.0.0/22"} for k in range(8)]
 
@@ -116,10 +116,6 @@ def test_rail_plugin_and_role_docs(run_cli):
     assert set(json.loads(proc.stdout)) == set(names)
     proc = run_cli("ansible-doc", "-t", "role", "rdma_rails")
     assert proc.returncode == 0, proc.stderr
-    spec = yaml.safe_load(
-        (
-            Path(__file__).resolve().parents[2] / "roles/rdma_rails/meta/argument_specs.yml"
-        ).read_text()
-    )
+    spec = yaml.safe_load((ROLES_DIR / "rdma_rails/meta/argument_specs.yml").read_text())
     missing = [n for n in spec["argument_specs"]["main"]["options"] if n not in proc.stdout]
     assert not missing, missing

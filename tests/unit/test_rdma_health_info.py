@@ -22,6 +22,7 @@ import yaml
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
 from ansible_collections.rdma.fabric.plugins.modules import rdma_health_info
+from conftest import ROLES_DIR
 from sysfs_tree import (
     ZERO_GID,
     Port,
@@ -36,7 +37,7 @@ from sysfs_tree import (
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ROLE_DEFAULTS = yaml.safe_load(
-    (REPO_ROOT / "roles/rdma_verify/defaults/main.yml").read_text(encoding="utf-8")
+    (ROLES_DIR / "rdma_verify/defaults/main.yml").read_text(encoding="utf-8")
 )
 
 # The interface id of enp27s0f0np0 (MAC 94:6d:ae:c2:b6:90, EUI-64, U/L bit flipped).

@@ -484,3 +484,46 @@ def test_firmware_update_burns_once_and_asks_for_one_reboot(firmware_play, image
 
     output, burns = firmware_play("--check", "--diff")
     assert len(burns) == 1 and recap(output)["changed"] == 0
+
+
+def test_a_directory_of_unrelated_bin_files_is_refused_before_any_copy(
+    run_cli, tmp_path, image_src
+):
+    # /usr/lib/firmware-like: a real image beside files that are not ConnectX images.
+    # The controller reads them all first; nothing reaches the host, nothing is burned.
+    (image_src / "iwlwifi-regulatory.bin").write_bytes(os.urandom(256))
+    functions = sorted(Path("/sys/bus/pci/devices").iterdir())
+    state = tmp_path / "flint-state.json"
+    install_cli(tmp_path / "bin", state, FlintCard(pci=functions[0].name, psid=PSID_CX6DX))
+    playbook = tmp_path / "rdma_nic.yml"
+    playbook.write_text(play(ROLE))
+    host_dir = tmp_path / "host-firmware"
+    extra = {
+        "rdma_nic_devices": [functions[0].name],
+        "rdma_nic_tool": "mstconfig",
+        "rdma_nic_firmware_update": True,
+        "rdma_nic_firmware_src": str(image_src),
+        "rdma_nic_firmware_dir": str(host_dir),
+    }
+    proc = run_cli(
+        "ansible-playbook",
+        "-i",
+        "localhost,",
+        str(playbook),
+        "--tags",
+        "rdma_nic-validate,rdma_nic-firmware",
+        "-e",
+        json.dumps(extra),
+        env={
+            "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+            "RDMA_FABRIC_FLINT_STATE": str(state),
+        },
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert "rdma_nic_firmware_src" in output and "iwlwifi-regulatory.bin: " in output, output
+    assert "not ConnectX" in output and "No valid image found" in output, output
+    assert "Copy the firmware images from the controller" not in "".join(tasks_run(output))
+    assert not list(host_dir.glob("*.bin")), "an image was copied before the refusal"
+    calls = json.loads(state.read_text())["calls"]
+    assert all(argv[1] == "-i" for argv in calls), f"a device was touched: {calls}"

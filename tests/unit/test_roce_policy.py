@@ -16,9 +16,9 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     DEFAULTS,
     normalize_policy,
 )
-from conftest import REPO_ROOT
+from conftest import ROLES_DIR
 
-ROLE_DIR = REPO_ROOT / "roles" / "roce_host_qos"
+ROLE_DIR = ROLES_DIR / "roce_host_qos"
 
 # The bad inputs the issue names, each with the key its error must name.
 BAD = [

@@ -30,12 +30,13 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
     lldpad_commands,
     plan,
 )
+from conftest import ROLES_DIR
 from sysfs_tree import add_cx6dx_roce
 
 FIXTURES = Path(__file__).parent / "fixtures" / "roce_qos"
 REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "standins" / "mlnx_qos"
-APPLY_SCRIPT = REPO / "roles" / "roce_host_qos" / "files" / "roce-qos-apply"
+APPLY_SCRIPT = ROLES_DIR / "roce_host_qos" / "files" / "roce-qos-apply"
 POLICY = policy_or_raise({})
 IF = "enp27s0f0np0"
 

@@ -23,13 +23,13 @@ import pytest
 import yaml
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import render
-from conftest import REPO_ROOT
+from conftest import PLAYBOOKS_DIR, REPO_ROOT
 
 STANDINS = REPO_ROOT / "tests" / "standins"
 sys.path.insert(0, str(STANDINS))
 from nvue_api import NvueStandin  # noqa: E402
 
-PLAYBOOK = str(REPO_ROOT / "playbooks" / "roce_fabric.yml")
+PLAYBOOK = str(PLAYBOOKS_DIR / "roce_fabric.yml")
 FIXTURES = Path(__file__).parent / "fixtures" / "switch_qos"
 PASSWORD = "CumulusLinux!"
 SYSTEM = {"system": {"build": "Cumulus Linux 5.9.1", "hostname": "leaf1"}}

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Controller side of rdma.fabric.rail_plan: the whole fabric's rail plan in one pass.
 
 Runs on the controller only (nothing is sent to a host). Reads each listed host's

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """rdma_verify's planning and judging, on the controller (see modules/verify_step.py).
 
 Nothing big goes through Ansible variables: each host's plan step returns only its own

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Filters of the rdma_rails role: bind a host's rails, render them, compare with the
 live state. Documentation: rail_*.yml beside this file."""
 

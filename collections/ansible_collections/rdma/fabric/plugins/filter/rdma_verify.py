@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Filters the rdma_verify role is built from (module_utils/rdma_verify.py holds the logic).
 
 verify_host_health(info, expect, host)  rdma_health_info result -> checks, rails

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Filters for UFM Enterprise's PKey REST API (module_utils/ufm_pkeys.py)."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What the ConnectX firmware modules share: the device to open and the tool to run.
 
 Both mstflint's tools (mstconfig, mstflint) and NVIDIA MFT's (mlxconfig, flint) take the

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Parse ``dcb -j`` (iproute2) output: app, pfc and ets objects of one netdev.
 
 JSON shapes (iproute2 dcb_app.c, dcb_pfc.c, dcb_ets.c; kernel mlxsw selftests):

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """``ethtool -S NETDEV``: the NIC's own counters, "NIC statistics:" then "name: value"
 lines. rdma_verify keeps the ones a lossless RoCE test moves: PFC pause frames per
 priority (mlx5: rx_prio3_pause, tx_prio3_pause, their _duration and _transition) and

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Parse `mstflint query` / `flint query` of a ConnectX device or a firmware image.
 
 The output is one ``Key:   value`` line per field, keys at column 0 padded to a value

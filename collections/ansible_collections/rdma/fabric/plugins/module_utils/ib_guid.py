@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """InfiniBand GUIDs in one spelling.
 
 The tools print the same GUID three ways: ibstat and saquery zero-pad it

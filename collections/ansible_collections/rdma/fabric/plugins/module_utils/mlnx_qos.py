@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Parse the output of ``mlnx_qos -i IF`` (NVIDIA mlnx-tools; MLNX_OFED / DOCA-OFED).
 
 Every ``mlnx_qos -i IF [--set options]`` prints the full current state:

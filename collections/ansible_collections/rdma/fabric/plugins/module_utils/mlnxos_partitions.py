@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """InfiniBand partitions of an MLNX-OS switch's embedded SM, as CLI lines.
 
 Input: the partition records ib_subnet_manager writes partitions.conf from for OpenSM

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The embedded subnet manager of an NVIDIA Quantum switch (MLNX-OS), as CLI lines.
 
 Commands, from NVIDIA's "MLNX-OS User Manual" (v3.10.4500 LTS to v3.12, chapter

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Parse what ``mstconfig`` (mstflint) and ``mlxconfig`` (NVIDIA MFT) print.
 
 Both tools share one front end (mstflint's mlxcfg_ui.cpp) and print, per device:

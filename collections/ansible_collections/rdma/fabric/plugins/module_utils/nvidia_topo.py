@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Parse ``nvidia-smi topo -m`` and pick, per RDMA NIC, the GPU nearest to it.
 
 The matrix: a header of device columns (GPU0.. then NIC0.. on R515+ drivers, or the

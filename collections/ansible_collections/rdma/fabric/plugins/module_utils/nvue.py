@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A client of the Cumulus Linux NVUE REST API (HTTPS, port 8765, /nvue_v1) and its
 revision workflow, on Ansible's own HTTP utilities (ansible.module_utils.urls).
 

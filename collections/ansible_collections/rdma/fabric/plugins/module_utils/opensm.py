@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """OpenSM's own files: opensm.conf (read) and partitions.conf (checked, rendered).
 
 opensm.conf is "key value" per line, "#" comments. What OpenSM re-reads on SIGHUP is

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """OpenSM's option table: every opensm.conf key and whether SIGHUP re-reads it.
 
 Source: linux-rdma/opensm, opensm/osm_subnet.c, ``opt_tbl[]`` (name, offset, parser,

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Pairwise test schedules: rounds of disjoint pairs that run in parallel.
 
 full   every pair exactly once (the circle method, as SuperBench's one-to-one pattern

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Parse perftest output (ib_write_bw, ib_read_bw, ib_send_bw, ib_*_lat): the one parser.
 
 perftest prints a title line ("RDMA_Write BW Test"), a settings block of "Key : value"

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The rail plan of one host rendered for the OS's own network stack.
 
 Input: a host's rails after ``rails.resolve_rails`` (each with its ``netdev``) and

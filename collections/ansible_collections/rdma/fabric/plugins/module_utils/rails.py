@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The fabric's rail plan (``rdma_rails``): one definition, read by every consumer.
 
 A GPU server has one RDMA NIC per rail: NIC k of every server reaches leaf k. The

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Read RDMA devices from sysfs (/sys/class/infiniband and /sys/class/net).
 
 The kernel exposes, per device ``DEV`` and port ``N``:

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The logic of the rdma_verify role, kept out of Jinja so it can be tested.
 
 host_health   per-host checks from rdma.fabric.rdma_health_info, and the host's rails

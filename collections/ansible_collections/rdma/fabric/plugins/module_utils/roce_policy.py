@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The fabric-wide lossless RoCE policy: defaults, validation, derived values.
 
 One definition for every consumer: the roce_host_qos role and the roce_qos module

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Host RoCE QoS: read one netdev's state, compare it with the policy, plan commands.
 
 Two backends set the netdev's DCB state:

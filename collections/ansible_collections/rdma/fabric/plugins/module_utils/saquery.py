@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Parse `saquery` (infiniband-diags) record dumps.
 
 Every record type prints the same shape (saquery.c): a "<Type>Record dump:" line, then

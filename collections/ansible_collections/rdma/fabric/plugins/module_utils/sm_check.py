@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """What an InfiniBand port lacks from its subnet manager, whoever runs it.
 
 Used where the SM is not this host's (OpenSM elsewhere, a switch, UFM): per port, the

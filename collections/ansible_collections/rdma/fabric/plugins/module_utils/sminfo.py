@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Parse `sminfo` (infiniband-diags) output.
 
     sminfo: sm lid 37 sm guid 0x7cfe90030016aef1, activity count 4484381 priority 14 ...

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """SONiC lossless buffers: the BUFFER_PG rows that make the RoCE priority group lossless.
 
 PORT_QOS_MAP ``pfc_enable`` alone sends PFC frames; the headroom that absorbs what is in

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The lossless RoCE policy rendered for switches, and the diffs that push it.
 
 One filled policy (``roce_policy.normalize_policy``) in, one configuration per switch OS

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Partitions as PKeys of NVIDIA UFM Enterprise's REST API.
 
 Input: the partition records ib_subnet_manager writes partitions.conf from for OpenSM

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """rdma_verify's extra perftest arguments and the flags the role keeps for itself.
 
 rdma_verify_extra_args go to every test's both sides; rdma_verify_rail_extra_args

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """rdma_verify's perftest tests: which pairs, on which rail and port, and what they proved.
 
 Rails are matched by name (the rdma_rails entry, or the device name without a plan): a

@@ -1,5 +1,6 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 """network_cli terminal for MLNX-OS (NVIDIA Quantum InfiniBand switches).
 
 Prompts as NVIDIA's MLNX-OS User Manual shows them: "switch [standalone: master] >"
