@@ -57,7 +57,9 @@ def record(root: Path, number: int, symbol_errors: int = 0) -> None:
             pci=f"0000:1b:00.{index}",
             netdev=f"enp27s0f{index}np{index}",
             node_guid=guid,
-            gids=st.roce_gids(f"966d:aeff:fe03:{number:02x}{index:02x}", f"192.168.{10 + index}.{number}"),
+            gids=st.roce_gids(
+                f"966d:aeff:fe03:{number:02x}{index:02x}", f"192.168.{10 + index}.{number}"
+            ),
             mtu=9000,
             counters={"symbol_error": errors, "link_downed": 0, "port_rcv_errors": 0},
         )
