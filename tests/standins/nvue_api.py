@@ -16,6 +16,7 @@ Recommendations"; request/reply shapes as in their samples):
                                              a staged config the validator rejects ->
                                              "invalid" with config_invalid issues, and the
                                              applied configuration stays as it was
+  GET    /nvue_v1/revision                   every revision: {"<id>": state object, ...}
   GET    /nvue_v1/revision/<id>              the revision's state object
   PATCH  /nvue_v1/revision/applied           {"state": "save", ...}: startup := applied
   GET    /nvue_v1/<path>?rev=applied|startup|<id>[&filled=false]
@@ -26,6 +27,10 @@ into "applied"/"startup" or into a revision that is no longer pending (400), an
 unknown revision or a revision id with its "/" not URL-encoded (404), applying a
 revision twice (400), unknown query parameters (400).
 
+Run as a program (`python3 nvue_api.py --bind 0.0.0.0 --cert C --key K`), it serves until
+stopped, starting from the applied configuration in --applied (a JSON file), as the
+Molecule scenario of roce_switch_qos runs it in a container.
+
 Stand-in specifics (not in NVUE): `id_style` picks numeric ids ("1") or the 5.0-5.5
 changeset ids; `validator(config) -> [(location, reason)]` decides what is invalid;
 `log` records every request; `revisions` every revision. Nothing here validates NVUE's
@@ -34,6 +39,7 @@ real schema: a key NVUE would reject is accepted unless the test's validator rej
 
 from __future__ import annotations
 
+import argparse
 import base64
 import copy
 import json
@@ -91,7 +97,7 @@ class NvueStandin:
         self._server = None
 
     # --- server lifecycle ---------------------------------------------------------------
-    def start(self, certfile=None, keyfile=None):
+    def start(self, certfile=None, keyfile=None, bind="127.0.0.1", port=0):
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -124,7 +130,7 @@ class NvueStandin:
             def do_DELETE(self):
                 self._serve("DELETE")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer((bind, port), Handler)
         self.scheme = "http"
         if certfile:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -182,8 +188,10 @@ class NvueStandin:
                 raise _Reject(400, f"bad query parameters {query}")
             rest = url.path[len(PREFIX) :]
             if rest == "/revision":
+                if method == "GET":
+                    return 200, {rev: record["state"] for rev, record in self.revisions.items()}
                 if method != "POST":
-                    raise _Reject(405, "only POST creates a revision")
+                    raise _Reject(405, "GET lists the revisions, POST creates one")
                 rev = self._new_id()
                 self.revisions[rev] = {
                     "state": _state("pending"),
@@ -280,3 +288,27 @@ class NvueStandin:
         for part in parts:
             tree = tree.get(part, {}) if isinstance(tree, dict) else {}
         return 200, tree if method == "PATCH" and parts else {}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Serve the NVUE API STAND-IN until stopped.")
+    parser.add_argument("--bind", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--cert", help="PEM certificate (HTTPS); without it, plain HTTP")
+    parser.add_argument("--key", help="PEM private key of --cert")
+    parser.add_argument("--applied", help="JSON file: the applied configuration to start from")
+    parser.add_argument("--user", default="cumulus")
+    parser.add_argument("--password", default="CumulusLinux!")
+    args = parser.parse_args(argv)
+    applied = None
+    if args.applied:
+        with open(args.applied, encoding="utf-8") as handle:
+            applied = json.load(handle)
+    standin = NvueStandin(user=args.user, password=args.password, applied=applied)
+    standin.start(args.cert, args.key, args.bind, args.port)
+    print(f"NVUE stand-in on {standin.scheme}://{args.bind}:{standin.port}/nvue_v1", flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
+import subprocess
 import sys
+import types
 import urllib.error
 import urllib.request
 
@@ -61,6 +64,42 @@ def test_documented_reply_shapes(standin):
     assert call(standin, "GET", "/nvue_v1/qos?rev=applied&filled=false")[1] == {
         "roce": {"mode": "lossless"}
     }
+
+
+def test_revisions_are_listed(standin):
+    assert call(standin, "GET", "/nvue_v1/revision") == (200, {})
+    call(standin, "POST", "/nvue_v1/revision")
+    call(
+        standin,
+        "PATCH",
+        "/nvue_v1/revision/1",
+        {"state": "apply", "auto-prompt": {"ays": "ays_yes"}},
+    )
+    call(standin, "POST", "/nvue_v1/revision")
+    status, body = call(standin, "GET", "/nvue_v1/revision")
+    assert status == 200
+    assert {rev: state["state"] for rev, state in body.items()} == {"1": "apply", "2": "pending"}
+
+
+def test_runs_as_a_program_until_stopped(tmp_path):
+    """As the Molecule scenario runs it: a process, the applied configuration from a file."""
+    applied = tmp_path / "applied.json"
+    applied.write_text(json.dumps({"system": {"build": "Cumulus Linux 5.9.1"}}))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = REPO_ROOT / "tests" / "standins" / "nvue_api.py"
+    args = [sys.executable, str(script), "--port", str(port), "--applied", str(applied)]
+    args += ["--password", "pw"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == f"NVUE stand-in on http://127.0.0.1:{port}/nvue_v1"
+        server = types.SimpleNamespace(port=port)
+        assert call(server, "GET", "/nvue_v1/system") == (200, {"build": "Cumulus Linux 5.9.1"})
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
 
 
 @pytest.mark.parametrize(
