@@ -445,7 +445,8 @@ def firmware_play(run_playbook, tmp_path, image_src):
     playbook = tmp_path / "rdma_nic.yml"
     playbook.write_text(play(ROLE))
 
-    def run(*args: str):
+    def attempt(*args: str):
+        """One run of the play; its outcome, whatever it is, is the caller's to judge."""
         extra = {
             "rdma_nic_devices": [pci],
             "rdma_nic_tool": "mstconfig",
@@ -453,7 +454,7 @@ def firmware_play(run_playbook, tmp_path, image_src):
             "rdma_nic_firmware_src": str(image_src),
             "rdma_nic_firmware_dir": str(host_dir),
         }
-        proc = run_playbook(
+        return run_playbook(
             "-i",
             "localhost,",
             str(playbook),
@@ -467,11 +468,14 @@ def firmware_play(run_playbook, tmp_path, image_src):
                 "RDMA_FABRIC_FLINT_STATE": str(state),
             },
         )
-        assert proc.returncode == 0, proc.output
-        calls = json.loads(state.read_text())["calls"]
-        burns = [argv for argv in calls if argv[-1] == "burn"]
-        return proc, burns
 
+    def run(*args: str):
+        proc = attempt(*args)
+        assert proc.returncode == 0, proc.output
+        return proc, [argv for argv in run.calls() if argv[-1] == "burn"]
+
+    run.attempt = attempt
+    run.calls = lambda: json.loads(state.read_text())["calls"]
     run.pci = pci
     run.host_dir = host_dir
     return run
@@ -502,43 +506,16 @@ def test_firmware_update_burns_once_and_asks_for_one_reboot(firmware_play, image
     assert len(burns) == 1 and recap(proc)["changed"] == 0
 
 
-def test_a_directory_of_unrelated_bin_files_is_refused_before_any_copy(
-    run_playbook, tmp_path, image_src
-):
+def test_a_directory_of_unrelated_bin_files_is_refused_before_any_copy(firmware_play, image_src):
     # /usr/lib/firmware-like: a real image beside files that are not ConnectX images.
     # The controller reads them all first; nothing reaches the host, nothing is burned.
     (image_src / "iwlwifi-regulatory.bin").write_bytes(os.urandom(256))
-    functions = sorted(Path("/sys/bus/pci/devices").iterdir())
-    state = tmp_path / "flint-state.json"
-    install_cli(tmp_path / "bin", state, FlintCard(pci=functions[0].name, psid=PSID_CX6DX))
-    playbook = tmp_path / "rdma_nic.yml"
-    playbook.write_text(play(ROLE))
-    host_dir = tmp_path / "host-firmware"
-    extra = {
-        "rdma_nic_devices": [functions[0].name],
-        "rdma_nic_tool": "mstconfig",
-        "rdma_nic_firmware_update": True,
-        "rdma_nic_firmware_src": str(image_src),
-        "rdma_nic_firmware_dir": str(host_dir),
-    }
-    proc = run_playbook(
-        "-i",
-        "localhost,",
-        str(playbook),
-        "--tags",
-        "rdma_nic-validate,rdma_nic-firmware",
-        "-e",
-        json.dumps(extra),
-        env={
-            "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
-            "RDMA_FABRIC_FLINT_STATE": str(state),
-        },
-    )
+    proc = firmware_play.attempt()
     output = proc.output
     assert proc.returncode != 0, output
     assert "rdma_nic_firmware_src" in output and "iwlwifi-regulatory.bin: " in output, output
     assert "not ConnectX" in output and "No valid image found" in output, output
     assert "Copy the firmware images from the controller" not in "".join(tasks_run(proc))
-    assert not list(host_dir.glob("*.bin")), "an image was copied before the refusal"
-    calls = json.loads(state.read_text())["calls"]
+    assert not list(firmware_play.host_dir.glob("*.bin")), "an image was copied before the refusal"
+    calls = firmware_play.calls()
     assert all(argv[1] == "-i" for argv in calls), f"a device was touched: {calls}"
