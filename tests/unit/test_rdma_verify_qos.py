@@ -138,10 +138,17 @@ def test_a_json_round_trip_reads_the_same():
 
 def entry(iface, state=None, backend="dcb", reason=None, knobs=None):
     """One netdev of roce_qos state=gathered (interfaces), as the module returns it."""
-    if state is None:
-        return {"interface": iface, "supported": False, "backend": backend, "reason": reason}
     have = {k: v[0] for k, v in (knobs or {}).items()}
     want = {k: v[1] for k, v in (knobs or {}).items()}
+    if state is None:
+        found = {"before": {"qos": {}, "knobs": have}, "expected": {"qos": {}, "knobs": want}}
+        return {
+            "interface": iface,
+            "supported": False,
+            "backend": backend,
+            "reason": reason,
+            **(found if knobs else {}),
+        }
     return json.loads(
         json.dumps(
             {
@@ -208,6 +215,39 @@ def test_no_dcb_is_not_checked_in_a_lab():
     check = rv.qos_check(result, {}, require_hw=False)
     assert check["ok"] is True and check["skipped"] is True
     assert check["detail"] == f"not checked: eth1 has no DCB support (dcb: {NO_DCB})"
+
+
+def test_no_dcb_still_checks_the_roce_tos():
+    """Issue 14 item 7: a Soft-RoCE or virtio port has no DCB, but its RDMA-CM ToS is set
+    by the policy and read back: a wrong one fails the check by name."""
+    tos = "rdma_cm_default_roce_tos"
+    right = entry(
+        "eth1", reason=NO_DCB, knobs={"rdma_cm_device": ("present",) * 2, tos: ("106",) * 2}
+    )
+    check = rv.qos_check(gathered(right), {}, require_hw=False)
+    assert check["ok"] is True and check["skipped"] is True
+    assert check["detail"] == (
+        f"not checked: eth1 has no DCB support (dcb: {NO_DCB}), its RoCE knobs match "
+        f"({tos}, rdma_cm_device)"
+    )
+    wrong = entry("eth2", reason=NO_DCB, knobs={tos: ("0", "106")})
+    check = rv.qos_check(gathered(right, wrong), {}, require_hw=False)
+    assert check["ok"] is False and "skipped" not in check
+    assert check["detail"].startswith(f"eth2: {tos} is 0, policy wants 106; not checked: ")
+
+
+def test_a_kernel_without_a_global_tos_is_said():
+    """Issue 14 item 8: on a mainline kernel (no OFED traffic_class) the report says that
+    only traffic whose application sets a ToS reaches the lossless class."""
+    mainline = {**entry("eth2", dcb()), "global_tos": False}
+    ofed = {**entry("eth3", dcb(), knobs={"traffic_class": ("106", "106")}), "global_tos": True}
+    check = rv.qos_check(gathered(mainline, ofed), {})
+    assert check["ok"] is True
+    assert check["detail"] == (
+        "eth2: no global RoCE ToS on this kernel (no OFED traffic_class): only traffic whose "
+        "application sets a ToS (NCCL_IB_TC, RDMA-CM's default_roce_tos) is on the lossless "
+        "class; eth2, eth3 match rdma_roce_policy (dcb)"
+    )
 
 
 def test_no_dcb_fails_when_hardware_is_required():
@@ -301,10 +341,13 @@ def test_module_reads_every_netdev_in_one_call(run_cli, reset_port):
     assert mine["interface"] == IF and mine["supported"] is True
     assert mine["drift"] == ["pfc: 0,0,0,0,0,0,0,0 -> 0,0,0,1,0,0,0,0"]
     assert ens4["supported"] is False and ens4["backend"] == "mlnx_qos"
+    # The tree is a mainline kernel's (no OFED traffic_class); ens4 has no RDMA port.
+    assert (mine["global_tos"], ens4["global_tos"]) == (False, None)
 
     check = rv.qos_check(result, {}, require_hw=False)
     assert check["ok"] is False
-    assert check["detail"].startswith(PFC_RESET + "; not checked: ens4 has no DCB support")
+    assert check["detail"].startswith(f"{PFC_RESET}; {IF}: no global RoCE ToS on this kernel")
+    assert "; not checked: ens4 has no DCB support" in check["detail"]
 
     # require_hw as the module's own: the netdev without DCB fails the read.
     strict = module(run_cli, env, {**args, "require_hw": True})

@@ -31,7 +31,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
     plan,
 )
 from conftest import ROLES_DIR
-from sysfs_tree import add_cx6dx_roce
+from sysfs_tree import add_cx6dx_roce, add_rxe
 
 FIXTURES = Path(__file__).parent / "fixtures" / "roce_qos"
 REPO = Path(__file__).resolve().parents[2]
@@ -435,6 +435,54 @@ def test_module_unsupported_nic(run_cli, standin_env, tmp_path):
     skipped = run_module(run_cli, standin_env, {**args, "require_hw": False})
     assert not skipped.get("failed") and skipped["supported"] is False
     assert skipped["changed"] is False
+
+
+def soft_roce_host(root: Path) -> Path:
+    """rxe0 on virtio ens4 (no DCB) with rdma_cm's configfs group, as the lab VMs have it
+    after a first apply (a tmp tree cannot fill ports/ on mkdir as the kernel does)."""
+    add_rxe(root, "rxe0", "ens4", with_gids=True, mtu=1500)
+    tos = root / "sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos"
+    tos.parent.mkdir(parents=True)
+    tos.write_text("0\n")
+    return tos
+
+
+def test_module_sets_the_roce_tos_on_a_netdev_without_dcb(run_cli, standin_env, tmp_path):
+    """Issue 14 item 7: a port without DCB still marks RoCE with the policy's ToS, set now
+    and at boot; with require_hw it fails and writes nothing."""
+    root = tmp_path / "root"
+    tos = soft_roce_host(root)
+    args = {"interface": "ens4", "sysfs_root": str(root)}
+
+    refused = run_module(run_cli, standin_env, args)
+    assert refused.get("failed") and "ens4 does not support DCB" in refused["msg"], refused
+    assert tos.read_text() == "0\n", "a refused run wrote the ToS"
+
+    args["require_hw"] = False
+    checked = run_module(run_cli, standin_env, args, "--check", "--diff")
+    assert checked["changed"] is True and checked["supported"] is False, checked
+    assert checked["writes"] == [{"path": str(tos), "before": "0", "after": "106"}]
+    assert "rdma_cm_default_roce_tos: 106" in checked["diff"]["after"]
+    assert tos.read_text() == "0\n", "check mode wrote the ToS"
+
+    applied = run_module(run_cli, standin_env, args)
+    assert applied["changed"] is True and not applied.get("failed"), applied
+    assert tos.read_text() == "106\n"
+    assert applied["commands"] == []
+    assert applied["boot_steps"] == [
+        {"mkdir": str(root / "sys/kernel/config/rdma_cm/rxe0")},
+        {"write": str(tos), "value": "106"},
+    ]
+    assert any("follow the policy (rdma_cm_device" in w for w in applied["warnings"])
+
+    again = run_module(run_cli, standin_env, args)
+    assert again["changed"] is False and again["drift"] == [], again
+
+    tos.write_text("0\n")
+    gathered = run_module(run_cli, standin_env, {**args, "state": "gathered"})
+    assert gathered["changed"] is False and tos.read_text() == "0\n"
+    assert gathered["drift"] == ["rdma_cm_default_roce_tos: 0 -> 106"]
+    assert gathered["expected"]["knobs"]["rdma_cm_default_roce_tos"] == "106"
 
 
 def test_module_names_a_bad_policy_key(run_cli, standin_env, tmp_path):

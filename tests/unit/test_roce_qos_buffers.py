@@ -126,3 +126,23 @@ def test_module_sets_buffers_and_storm_prevention_then_nothing(run_cli, tmp_path
     assert json.dumps(again["before"]["qos"]["buffer_size"]) == json.dumps(
         BUFFERS["host_buffer_size"]
     )
+
+
+def test_dcb_backend_says_it_leaves_the_host_buffers(run_cli, tmp_path):
+    """The dcb backend has no cable length: a policy with host buffers is not dropped
+    silently on a host without mlnx_qos (issue 14 item 5). The module finds the real
+    dcb first (/usr/sbin), which knows no such port: require_hw false, the warning is
+    what is asserted."""
+    env = {**JSON_CALLBACK}
+    root = ofed_host(tmp_path / "root")
+    args = {"interface": IF, "sysfs_root": str(root), "backend": "dcb", "require_hw": False}
+    result = run_module(run_cli, env, {**args, "policy": BUFFERS, "knobs": False})
+    assert not result.get("failed"), json.dumps(result)
+    assert any(
+        f"roce_qos: {IF}: the dcb backend sets no host buffers; "
+        "rdma_roce_policy.host_cable_length_m, rdma_roce_policy.host_prio2buffer, "
+        "rdma_roce_policy.host_buffer_size left to the NIC's own" in w
+        for w in result["warnings"]
+    ), result.get("warnings")
+    plain = run_module(run_cli, env, {**args, "knobs": False})
+    assert not any("buffers" in w for w in plain.get("warnings", [])), plain["warnings"]

@@ -27,7 +27,11 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     roce_v2_ipv4_gids,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
-from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import desired_qos, mismatches
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
+    desired_qos,
+    knob_mismatches,
+    mismatches,
+)
 
 # RoCE headers on top of the RDMA MTU (GRH 40, UDP 8, BTH 12, XRC 4, AtomicETH 28,
 # ICRC 4: iboe_get_mtu in the kernel): a 4096 active MTU needs a netdev MTU >= 4192.
@@ -389,6 +393,17 @@ def host_health(info, expect, host="this host"):
 QOS_CHECK = "RoCE QoS"
 
 
+def _read_knobs(entry):
+    """The knobs of a roce_qos read-back entry: [{name, have, want}], by name."""
+    before, expected = entry.get("before") or {}, entry.get("expected") or {}
+    want = expected.get("knobs") or {}
+    return [
+        {"name": name, "have": have, "want": want[name]}
+        for name, have in sorted((before.get("knobs") or {}).items())
+        if name in want
+    ]
+
+
 def qos_check(gathered, policy, require_hw=True):
     """The "RoCE QoS" check of one host: what rdma.fabric.roce_qos (state=gathered,
     interfaces=the host's RoCE netdevs) read back, against the fabric policy.
@@ -396,7 +411,8 @@ def qos_check(gathered, policy, require_hw=True):
     Passes when every netdev matches; fails naming each difference ("eth2: PFC on
     0,0,0,0,0,0,0,0, policy wants priority 3"); a netdev without DCB (virtio, veth) or
     a host without mlnx_qos and dcb is "not checked", a failure only when require_hw
-    (the roce_host_qos_require_hw semantics). The comparison is roce_qos.mismatches.
+    (the roce_host_qos_require_hw semantics); its RoCE knobs (the ToS) are checked all
+    the same. The comparison is roce_qos.mismatches.
     """
     filled, errors = normalize_policy(policy)
     if errors:
@@ -408,28 +424,33 @@ def qos_check(gathered, policy, require_hw=True):
     differ, unchecked, matched, backends = [], [], [], set()
     for entry in gathered["gathered"]:
         iface = entry["interface"]
+        knobs = _read_knobs(entry)
         if not entry.get("supported"):
             if entry.get("backend"):
-                unchecked.append(
-                    f"{iface} has no DCB support ({entry['backend']}: {entry.get('reason')})"
-                )
+                why = f"{iface} has no DCB support ({entry['backend']}: {entry.get('reason')})"
             else:
-                unchecked.append(f"{iface}: {entry.get('reason')}")
+                why = f"{iface}: {entry.get('reason')}"
+            # Its RoCE knobs (the ToS the switches classify by) are checked all the same.
+            wrong = knob_mismatches(knobs)
+            differ += [f"{iface}: {line}" for line in wrong]
+            if knobs and not wrong:
+                why += f", its RoCE knobs match ({', '.join(k['name'] for k in knobs)})"
+            unchecked.append(why)
             continue
         backends.add(entry.get("backend"))
-        before, expected = entry.get("before") or {}, entry.get("expected") or {}
-        want = expected.get("knobs") or {}
-        knobs = [
-            {"name": name, "have": have, "want": want[name]}
-            for name, have in sorted((before.get("knobs") or {}).items())
-            if name in want
-        ]
-        lines = mismatches(before.get("qos") or {}, desired, knobs)
+        lines = mismatches((entry.get("before") or {}).get("qos") or {}, desired, knobs)
         if lines:
             differ += [f"{iface}: {line}" for line in lines]
         else:
             matched.append(iface)
     parts = list(differ)
+    local_tos = [e["interface"] for e in gathered["gathered"] if e.get("global_tos") is False]
+    if local_tos:
+        parts.append(
+            f"{', '.join(local_tos)}: no global RoCE ToS on this kernel (no OFED "
+            "traffic_class): only traffic whose application sets a ToS (NCCL_IB_TC, "
+            "RDMA-CM's default_roce_tos) is on the lossless class"
+        )
     if unchecked:
         note = "; ".join(unchecked)
         if require_hw:

@@ -198,12 +198,17 @@ def mismatches(current, desired, knobs=()):
             lines.append(
                 f"{aspect} {_text(current.get(aspect))}, policy wants {_text(desired[aspect])}"
             )
-    lines += [
+    return lines + knob_mismatches(knobs)
+
+
+def knob_mismatches(knobs):
+    """The knobs that differ from the policy, in words ("rdma_cm_default_roce_tos is 0,
+    policy wants 106")."""
+    return [
         f"{k['name']} is {k['have']}, policy wants {k['want']}"
         for k in knobs
         if k["have"] != k["want"]
     ]
-    return lines
 
 
 def state_text(view, dscps):
@@ -213,8 +218,9 @@ def state_text(view, dscps):
         value = qos.get(key)
         if value is not None:
             lines.append(f"{key}: {_csv(value) if isinstance(value, list) else value}")
-    have = qos.get("dscp2prio") or {}
-    lines.append("dscp2prio: " + " ".join(f"{d}:{_csv(have.get(d) or ['-'])}" for d in dscps))
+    if qos:  # a netdev without DCB has only its knobs
+        have = qos.get("dscp2prio") or {}
+        lines.append("dscp2prio: " + " ".join(f"{d}:{_csv(have.get(d) or ['-'])}" for d in dscps))
     lines += [f"{name}: {value}" for name, value in sorted((view.get("knobs") or {}).items())]
     return "\n".join(lines) + "\n"
 
@@ -424,6 +430,16 @@ def bond_members(root, iface):
     return text.split() if text else []
 
 
+def bond_master(root, iface):
+    """The bond iface is a member of (its sysfs ``master`` link to a netdev with
+    ``bonding/``), else None."""
+    link = os.path.join(root, "sys/class/net", iface, "master")
+    if not os.path.islink(link):
+        return None
+    master = os.path.basename(os.path.realpath(link))
+    return master if os.path.isdir(os.path.join(root, "sys/class/net", master, "bonding")) else None
+
+
 def operstate(root, iface):
     return read_attr(os.path.join(root, "sys/class/net", iface, "operstate"))
 
@@ -458,12 +474,17 @@ def knob_value(text):
 
 
 def rdma_port_of(root, iface):
-    """(device, port) of the RDMA port whose netdev is iface, else (None, None)."""
+    """(device, port) of the RDMA port whose netdev is iface, else (None, None).
+
+    A RoCE LAG member has no RDMA port of its own: the bond's (mlx5_bond_0, whose
+    netdev is the bond) is its, so its ToS knobs are the bond device's.
+    """
+    ports = {}
     for device in read_devices(root):
         for port in device["ports"]:
-            if port["netdev"] == iface and port["link_layer"] == "Ethernet":
-                return device["name"], port["port"]
-    return None, None
+            if port["netdev"] and port["link_layer"] == "Ethernet":
+                ports.setdefault(port["netdev"], (device["name"], port["port"]))
+    return ports.get(iface) or ports.get(bond_master(root, iface)) or (None, None)
 
 
 def find_knobs(root, iface, device, port, policy):

@@ -18,8 +18,12 @@ description:
     priority, CNP DSCP and priority), mainline mlx5 debugfs C(cc_params/np_cnp_*),
     C(/sys/class/infiniband/DEV/tc/PORT/traffic_class) and configfs
     C(rdma_cm/DEV/ports/PORT/default_roce_tos) - and writes only values that differ.
-  - A netdev without DCB support (virtio, veth) fails the task, or with
-    I(require_hw=false) is reported as unsupported and left alone.
+  - A netdev without DCB support (virtio, veth, a Soft-RoCE parent) fails the task, or
+    with I(require_hw=false) is reported as unsupported and its DCB state left alone;
+    the kernel's RoCE knobs of its RDMA port (the RDMA-CM default ToS above all) are
+    still set and kept in C(boot_steps), as they mark its RoCE packets with the
+    policy's DSCP, which the switches classify by. NIC PFC storm prevention is not,
+    without DCB there is no PFC.
   - Returns the commands and writes that re-apply the whole policy from any state
     (C(boot_steps)), for a boot-time unit.
   - I(state=gathered) only reads and reports drift; it is the read-back for verification.
@@ -54,7 +58,8 @@ options:
   require_hw:
     description:
       - Fail when the netdev has no DCB support. When false, report it as unsupported
-        (C(supported=false)) with a warning and change nothing.
+        (C(supported=false)) with a warning, change no DCB state and set only the
+        kernel's RoCE knobs of its RDMA port (with I(knobs)).
     type: bool
     default: true
   knobs:
@@ -131,7 +136,7 @@ gathered:
   description:
     - One entry per netdev of I(interfaces), each with the keys this module returns for
       one I(interface) (C(interface), C(device), C(backend), C(supported), C(reason),
-      C(drift), C(knobs), C(expected), C(before), C(after)).
+      C(drift), C(knobs), C(global_tos), C(expected), C(before), C(after)).
   returned: with I(interfaces)
   type: list
   elements: dict
@@ -172,6 +177,15 @@ writes:
   type: list
   elements: dict
   sample: [{path: /sys/class/infiniband/mlx5_1/tc/1/traffic_class, before: null, after: "106"}]
+global_tos:
+  description:
+    - Whether this kernel has a knob that marks all of the port's RoCE traffic with the
+      policy's ToS (OFED's C(traffic_class)). A mainline kernel has none - only
+      RDMA-CM users (configfs C(default_roce_tos)) and applications that set a ToS
+      themselves (NCCL through C(NCCL_IB_TC)) send on the lossless class. None when
+      I(knobs) is false or no RDMA port is behind the netdev.
+  returned: when the netdev was read
+  type: bool
 knobs:
   description: The RoCE knobs this kernel exposes for the netdev, by name, with their values.
   returned: always
@@ -260,14 +274,23 @@ def pick_backend(module, required=True):
     return None
 
 
-def all_knobs(module, run, iface, device, port, policy):
-    """The kernel knobs (find_knobs) plus the NIC's PFC storm prevention (ethtool)."""
+def all_knobs(module, run, iface, device, port, policy, dcb=True):
+    """The kernel knobs (find_knobs) plus, on a DCB netdev, the NIC's PFC storm
+    prevention (ethtool): without DCB there is no PFC to protect."""
     if not module.params["knobs"]:
         return []
     knobs = find_knobs(module.params["sysfs_root"], iface, device, port, policy)
-    ethtool = module.get_bin_path("ethtool", opt_dirs=SBIN)
+    ethtool = module.get_bin_path("ethtool", opt_dirs=SBIN) if dcb else None
     storm = storm_knob(run, ethtool, iface, policy) if ethtool else None
     return knobs + ([storm] if storm else [])
+
+
+def _global_tos(module, device, knobs):
+    """Whether the kernel marks all of the port's RoCE traffic with the policy's ToS (OFED's
+    traffic_class); None when the knobs were not read or no RDMA port is behind the netdev."""
+    if not module.params["knobs"] or device is None:
+        return None
+    return any(k["name"] == "traffic_class" for k in knobs)
 
 
 def read_one(module, backend, iface, policy, desired):
@@ -281,22 +304,35 @@ def read_one(module, backend, iface, policy, desired):
     entry = {"interface": iface, "supported": False, "drift": [], "knobs": {}}
     device, port = rdma_port_of(root, iface)
     entry["device"] = {"name": device, "port": port} if device else None
-    if backend is None:
-        choice = module.params["backend"]
-        tools = "mlnx_qos or dcb" if choice == "auto" else choice
-        entry.update(reason=f"no {tools} on this host", before={}, after={})
-        return entry, None, [], []
-    entry["backend"] = backend.name
 
     def run(argv):
         return module.run_command(argv)
 
-    current, reason = backend.read(run, iface)
+    if backend is None:
+        choice = module.params["backend"]
+        tools = "mlnx_qos or dcb" if choice == "auto" else choice
+        current, reason = None, f"no {tools} on this host"
+    else:
+        entry["backend"] = backend.name
+        current, reason = backend.read(run, iface)
     if current is None:
-        entry.update(reason=reason, before={}, after={})
-        return entry, None, [], []
+        # No DCB here, but the kernel's RoCE knobs (the RDMA-CM ToS above all) still mark
+        # the port's RoCE packets with the policy's DSCP, which the switches classify by.
+        knobs = all_knobs(module, run, iface, device, port, policy, dcb=False)
+        entry.update(
+            reason=reason,
+            drift=knob_drift(knobs),
+            knobs={k["name"]: k["have"] for k in knobs},
+            before=_view({}, knobs, "have") if knobs else {},
+            after={},
+        )
+        if knobs:
+            entry["expected"] = _view({}, knobs, "want")
+        entry["global_tos"] = _global_tos(module, device, knobs)
+        return entry, None, knobs, []
     entry["supported"] = True
     knobs = all_knobs(module, run, iface, device, port, policy)
+    entry["global_tos"] = _global_tos(module, device, knobs)
     _aspects, commands, drift = plan(backend, iface, current, desired)
     entry.update(
         drift=drift + knob_drift(knobs),
@@ -305,6 +341,20 @@ def read_one(module, backend, iface, policy, desired):
         expected=_view(desired, knobs, "want"),
     )
     return entry, current, knobs, commands
+
+
+def predict(current, desired):
+    """The DCB state check mode reports: current with what the commands would set."""
+    predicted = dict(current, **{k: desired[k] for k in ("pfc", "prio_tc", "tc_tsa", "tc_bw")})
+    predicted.update(
+        {k: desired[k] for k in BUFFER_ASPECTS if k in current and desired[k] is not None}
+    )
+    predicted["dscp2prio"] = {**current["dscp2prio"], **desired["dscp2prio"]}
+    if current.get("trust") is not None:
+        predicted["trust"] = desired["trust"]
+    if current.get("dcbx") is not None:
+        predicted["dcbx"] = "os"
+    return predicted
 
 
 def _must_be_netdev(module, iface, result):
@@ -401,26 +451,39 @@ def main():
         )
     backend = pick_backend(module)
     result["backend"] = backend.name
+    left_to_nic = [key for aspect, key in BUFFER_ASPECTS.items() if desired[aspect] is not None]
+    if backend.name == "dcb" and left_to_nic and module.params["state"] == "present":
+        module.warn(
+            f"roce_qos: {iface}: the dcb backend sets no host buffers; "
+            + ", ".join(f"rdma_roce_policy.{key}" for key in left_to_nic)
+            + " left to the NIC's own (mlnx_qos, from mlnx-tools, sets them)"
+        )
 
     def run(argv):
         return module.run_command(argv)
 
     entry, current, knobs, commands = read_one(module, backend, iface, policy, desired)
     result.update(entry)
-    if current is None:
-        gathered = module.params["state"] == "gathered"
-        _unsupported(module, entry, result, "not read" if gathered else "skipped, no QoS applied")
-        module.exit_json(**result)
+    gathered = module.params["state"] == "gathered"
+    dcb = current is not None
+    if not dcb:
+        verb = "not read" if gathered else "skipped, no DCB applied"
+        if knobs and not gathered:
+            names = ", ".join(k["name"] for k in knobs)
+            verb += f"; its RoCE knobs follow the policy ({names})"
+        _unsupported(module, entry, result, verb)
+        if gathered or not knobs:
+            module.exit_json(**result)
 
     stale = [k for k in knobs if k["have"] != k["want"]]
     device, port = (entry["device"] or {}).get("name"), (entry["device"] or {}).get("port")
+    boot = boot_commands(backend, iface, current, desired) if dcb else []
     result.update(
         commands=commands,
         writes=[{"path": k["path"], "before": k["have"], "after": k["want"]} for k in stale],
-        boot_steps=[{"argv": argv} for argv in boot_commands(backend, iface, current, desired)]
-        + [knob_step(k) for k in knobs],
+        boot_steps=[{"argv": argv} for argv in boot] + [knob_step(k) for k in knobs],
     )
-    if module.params["state"] == "gathered":
+    if gathered:
         result["commands"], result["writes"] = [], []
         result["after"] = result["before"]
         module.exit_json(**result)
@@ -450,35 +513,29 @@ def main():
                 "(link_wait, roce_host_qos_link_wait)",
                 **result,
             )
-        current, reason = backend.read(run, iface)
-        if current is None:
-            module.fail_json(
-                msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result
-            )
-        knobs = all_knobs(module, run, iface, device, port, policy)
-        after = _view(current, knobs, "have")
-        left = plan(backend, iface, current, desired)[2]
+        left = []
+        if dcb:
+            current, reason = backend.read(run, iface)
+            if current is None:
+                module.fail_json(
+                    msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result
+                )
+            left = plan(backend, iface, current, desired)[2]
+        knobs = all_knobs(module, run, iface, device, port, policy, dcb=dcb)
+        after = _view(current or {}, knobs, "have")
         left += knob_drift(knobs)
         if left:
             module.fail_json(
                 msg=f"roce_qos: {iface} still differs after the change: {left}", **result
             )
     elif result["changed"]:
-        predicted = dict(current, **{k: desired[k] for k in ("pfc", "prio_tc", "tc_tsa", "tc_bw")})
-        predicted.update(
-            {k: desired[k] for k in BUFFER_ASPECTS if k in current and desired[k] is not None}
-        )
-        predicted["dscp2prio"] = {**current["dscp2prio"], **desired["dscp2prio"]}
-        if current.get("trust") is not None:
-            predicted["trust"] = desired["trust"]
-        if current.get("dcbx") is not None:
-            predicted["dcbx"] = "os"
-        after = _view(predicted, knobs, "want")
+        after = _view(predict(current, desired) if dcb else {}, knobs, "want")
     result["after"] = after
     if module._diff:
+        header = f"{iface} ({backend.name if dcb else 'no DCB'})"
         result["diff"] = {
-            "before_header": f"{iface} ({backend.name})",
-            "after_header": f"{iface} ({backend.name})",
+            "before_header": header,
+            "after_header": header,
             "before": state_text(result["before"], sorted(desired["dscp2prio"])),
             "after": state_text(after, sorted(desired["dscp2prio"])),
         }
