@@ -184,9 +184,17 @@ def ssh_argv(vm: dict, *command: str) -> list[str]:
     return [
         "ssh", "-i", str(lab_key()), "-p", str(vm["port"]),
         "-o", f"UserKnownHostsFile={STATE / 'known_hosts'}", "-o", "StrictHostKeyChecking=yes",
-        "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "LogLevel=ERROR",
+        "-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "LogLevel=ERROR",
         "root@127.0.0.1", *command,
     ]  # fmt: skip
+
+
+def serial_tail(name: str, chars: int = 2000) -> str:
+    """The end of a VM's serial console: a kernel oops or panic lands there."""
+    try:
+        return (STATE / f"{name}.serial").read_text(errors="replace")[-chars:]
+    except OSError as err:
+        return f"(no serial console log: {err})"
 
 
 def ssh_ok(vm: dict) -> bool:
@@ -314,9 +322,9 @@ def wait_for_ssh(vms: list[dict]) -> None:
     while pending:
         for vm in list(pending):
             if not pid_alive(vm["pid"]):
-                tail = (STATE / f"{vm['name']}.serial").read_text(errors="replace")[-2000:]
                 raise SystemExit(
-                    f"rdmalab: {vm['name']} exited during boot; serial console:\n{tail}"
+                    f"rdmalab: {vm['name']} exited during boot; serial console:\n"
+                    f"{serial_tail(vm['name'])}"
                 )
             if ssh_ok(vm):
                 say(f"{vm['name']} answers SSH on 127.0.0.1:{vm['port']}")
@@ -421,7 +429,14 @@ def main() -> int:
         vm = next((vm for vm in state["vms"] if vm["name"] == args.name), None)
         if vm is None:
             parser.error(f"no lab VM named {args.name}")
-        return subprocess.run(ssh_argv(vm, *args.cmd)).returncode
+        rc = subprocess.run(ssh_argv(vm, *args.cmd)).returncode
+        if rc == 255:  # ssh's own failure, not the command's: say what the VM's console says
+            print(
+                f"rdmalab: ssh to {vm['name']} failed; its serial console ends:\n"
+                f"{serial_tail(vm['name'])}",
+                file=sys.stderr,
+            )
+        return rc
     return 0
 
 
