@@ -7,9 +7,10 @@ host; site.yml --check --diff: changed=0, failed=0, no diff, no traffic and no r
 (rdma_verify's health checks only); the fault run: one VM's fabric link down, then
 playbooks/verify.yml must fail after writing a report in which that VM's tests fail with
 a clear error, the others pass and isolation names it; lab down.
-Then (test_lab_throttled_sender_and_a_flap): lab3's fabric egress policed to 2 Mbit/s
-and lab2's first perftest client failing once (a wrapper, the flap): verify.yml must
-name exactly lab3's rail0 bad, as sender, and report the lab1-lab2 pair flaky on rail0.
+Then (test_lab_throttled_sender_and_a_flap): lab3's rail0 traffic policed to 2 Mbit/s at
+its peers' ingress and lab2's first perftest client failing once (a wrapper, the flap):
+verify.yml must name exactly lab3's rail0 bad, as sender, and report the lab1-lab2 pair
+flaky on rail0.
 Then (test_lab_two_rails): addresses, rules and sysctls of both rails from rdma_rails.
 RDMA_LAB_KEEP=1 leaves the lab up afterwards.
 """
@@ -328,20 +329,28 @@ def lab_ssh(host: str, command: str, timeout: int = 300) -> subprocess.Completed
     )
 
 
-# lab3's rail0 egress policed to 2 Mbit/s: what exceeds the rate is dropped at once (rxe
-# retries it). Not a queueing qdisc such as tbf: Debian 12's rdma_rxe (6.1) destroys a QP
-# while its packets may still wait in the queue, and their skb destructor then reads the
-# freed QP: a NULL pointer dereference in rxe_skb_tx_dtor and a kernel panic when perftest
-# exits, reproduced in this lab (CI lost lab3 to it and every later test with it).
+# lab3's rail0 traffic policed to 2 Mbit/s where it arrives: lab1's and lab2's eth1
+# ingress drop what exceeds the rate from lab3's rail0 address, as a bad cable or optic on
+# lab3's transmit side would (rxe retransmits after its timeout). Not at lab3's own egress:
+# - a queueing qdisc there (tbf) panics Debian 12's rdma_rxe (6.1): a QP destroyed while
+#   its packets still wait has their skb destructor read the freed QP, a NULL pointer
+#   dereference in rxe_skb_tx_dtor, reproduced in this lab (CI lost lab3 to it);
+# - a policer there makes each dropped send an error to rxe (rxe_send: -EAGAIN), which
+#   re-runs its requester at once: a busy loop that starves lab3's other rxe device, and
+#   CI saw lab3's clean rail1 measured 0 Gb/s beside it.
+LAB3_RAIL0 = "192.0.2.13"
 THROTTLE = (
     "tc qdisc del dev eth1 clsact 2>/dev/null; tc qdisc add dev eth1 clsact && "
-    "tc filter add dev eth1 egress matchall action police rate 2mbit burst 32k drop"
+    f"tc filter add dev eth1 ingress protocol ip flower src_ip {LAB3_RAIL0} "
+    "action police rate 2mbit burst 32k drop"
 )
+THROTTLED_AT = ("lab1", "lab2")
 
 
 def test_lab_throttled_sender_and_a_flap(lab):
-    throttle = lab_ssh("lab3", THROTTLE)
-    assert throttle.returncode == 0, throttle.stdout + throttle.stderr
+    for peer in THROTTLED_AT:
+        throttle = lab_ssh(peer, THROTTLE)
+        assert throttle.returncode == 0, f"{peer}: {throttle.stdout}{throttle.stderr}"
     install = (
         f"cat > /usr/local/bin/ib_write_bw <<'EOF'\n{FLAP_ONCE}EOF\n"
         "chmod 755 /usr/local/bin/ib_write_bw; rm -f /run/rdma-e2e-flapped"
@@ -349,13 +358,13 @@ def test_lab_throttled_sender_and_a_flap(lab):
     assert lab_ssh("lab2", install).returncode == 0
     try:
         run = run_timed(
-            "faults run (lab3 egress 2 Mbit/s, lab2 flaps once; verify.yml)",
+            "faults run (lab3 rail0 sends at 2 Mbit/s, lab2 flaps once; verify.yml)",
             ansible_playbook("rdma.fabric.verify"),
             1500,
         )
     finally:
         restored = [
-            lab_ssh("lab3", "tc qdisc del dev eth1 clsact"),
+            *(lab_ssh(peer, "tc qdisc del dev eth1 clsact") for peer in THROTTLED_AT),
             lab_ssh("lab2", "rm -f /usr/local/bin/ib_write_bw /run/rdma-e2e-flapped"),
         ]
     assert run.returncode != 0, run.stdout[-6000:]
