@@ -5,8 +5,12 @@ set -eu
 
 # docker + debootstrap: Molecule images; qemu + vde2 + e2fsprogs + ssh: the Soft-RoCE lab;
 # mstflint: the controller reads firmware images (rdma_nic, firmware_images_info tests).
+# opensm + ibsim-utils + infiniband-diags: the real OpenSM on ibsim's simulated fabric
+# (tests/unit/test_opensm_ibsim.py). Debian's opensm postinst enables opensm.service
+# (PORTS=ALL); a machine without InfiniBand ports runs no SM from it.
 packages="docker.io debootstrap python3-venv python3-pip git make \
-    qemu-system-x86 qemu-utils vde2 e2fsprogs openssh-client mstflint"
+    qemu-system-x86 qemu-utils vde2 e2fsprogs openssh-client mstflint \
+    opensm ibsim-utils infiniband-diags"
 missing=""
 for pkg in $packages; do
     dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \

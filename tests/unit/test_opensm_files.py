@@ -221,3 +221,21 @@ def test_expected_pkeys_per_port():
     assert expected_pkeys(records, "0x2c90000001041", master) == [0x0010, 0x8020, 0xFFFF]
     # A switch port: not in ALL_CAS partitions.
     assert expected_pkeys(records, "0x0002c90000000a01", master, "Switch") == [0xFFFF]
+
+
+def test_long_partition_goes_on_continuation_lines_under_opensm_line_size():
+    # OpenSM: fgets(line, sizeof(line) - 1) into char line[4096] (osm_prtn_config.c).
+    guids = [f"0x0002c9000010{i:04x}" for i in range(1024)]
+    part = {"name": "rails", "pkey": 0x10, "ipoib": True, "members": [f"{g}=full" for g in guids]}
+    text = partition_line(normalize_partitions([part], 5)[0])
+    lines = text.split("\n")
+    assert lines[0] == "rails=0x0010, ipoib, mtu=5 :"
+    assert all(len(line.encode()) + 1 < 4094 for line in lines)
+    assert all(line.endswith(",") for line in lines[1:-1]) and lines[-1].endswith(" ;")
+    body = " ".join(lines[1:]).rstrip(" ;")
+    assert [m.strip() for m in body.split(",") if m.strip()] == [f"{g}=full" for g in guids]
+
+
+def test_short_partition_stays_on_one_line():
+    part = {"name": "p", "pkey": 0x10, "members": [f"0x{i:016x}=full" for i in range(1, 100)]}
+    assert "\n" not in partition_line(normalize_partitions([part])[0])

@@ -179,8 +179,24 @@ def normalize_partitions(partitions, ipoib_mtu=None):
     return records
 
 
+# OpenSM reads partitions.conf with fgets(line, sizeof(line) - 1) into char line[4096]
+# (osm_prtn_config.c, osm_prtn_config_parse_file): a longer line is cut at 4,094
+# bytes and its rest read as the next line, which splits a GUID (a wrong member, or a
+# "bad PortGUID" parse error after which OpenSM keeps only the default partition). A
+# partition is open until its ';' (the parser keeps the half-read definition across
+# lines and skips the header for the continuation), so members may go on any number
+# of lines. A line that fits stays whole; a longer one is written as the header line
+# and member lines of at most PARTITION_MEMBER_WIDTH bytes, each ending with ','
+# (the empty token after it is no member: partition_add_port returns 0 for it).
+PARTITION_LINE_MAX = 4000
+PARTITION_MEMBER_WIDTH = 100
+
+
 def partition_line(record):
-    """One partitions.conf line for a normalized record."""
+    """partitions.conf text for a normalized record: one line, or more when long.
+
+    Every line is shorter than PARTITION_LINE_MAX bytes; lines are joined with '\n'.
+    """
     flags = [f"{record['name']}={record['pkey_hex']}"]
     if record["ipoib"]:
         flags.append("ipoib")
@@ -190,7 +206,20 @@ def partition_line(record):
     members = [
         m["guid"] + (f"={m['membership']}" if m["membership"] else "") for m in record["members"]
     ]
-    return f"{', '.join(flags)} : {', '.join(members)} ;"
+    header = ", ".join(flags)
+    whole = f"{header} : {', '.join(members)} ;"
+    if len(whole.encode()) < PARTITION_LINE_MAX:
+        return whole
+    lines = [f"{header} :"]
+    current = []
+    for member in members:
+        candidate = ", ".join([*current, member]) + ","
+        if current and len(candidate) + 4 > PARTITION_MEMBER_WIDTH:
+            lines.append("    " + ", ".join(current) + ",")
+            current = []
+        current.append(member)
+    lines.append("    " + ", ".join(current) + " ;")
+    return "\n".join(lines)
 
 
 def expected_pkeys(records, port_guid, master_guid=None, node_type="CA"):

@@ -1,0 +1,169 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The real OpenSM reads the partitions.conf the role writes, on ibsim's fabric.
+
+Needs opensm, ibsim-utils (ibsim + libumad2sim) and infiniband-diags (ibaddr,
+saquery), installed by tests/harness/install-deps.sh; skipped without them. The fabric
+is tests/ibsim/spine-leaf-5hca.net; OpenSM runs at Hca1 (SIM_HOST), with its own log,
+an opensm.conf with only force_log_flush and its cache in a temporary directory,
+sweeping once (-s 0).
+
+What is checked is what OpenSM itself reports: its log (PARSE ERROR / "Partition
+configuration in error; retrying with default config" when it drops the file,
+osm_prtn_config.c; "port 0x... not found" at verbose level for each member GUID the
+fabric lacks, osm_prtn.c osm_prtn_add_port) and the SA's P_Key tables of the members
+that exist (saquery PKTR <LID>; ibsim answers one SA record per query at a time, so
+each port is asked by LID, found with ibaddr -G).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
+    normalize_partitions,
+    partition_line,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils.saquery import parse_saquery, pkeys
+
+UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+NET = Path(__file__).resolve().parents[1] / "ibsim" / "spine-leaf-5hca.net"
+# Port GUIDs of Hca2-Hca4 (spine-leaf-5hca.net); Hca1 is the SM's own port.
+PRESENT = ["0x0002c90000001021", "0x0002c90000001031", "0x0002c90000001041"]
+# 1,021 members the fabric lacks: 1,024 members in all, ~25,000 bytes on one line.
+ABSENT = [f"0x0002c9000010{i:04x}" for i in range(1021)]
+
+pytestmark = pytest.mark.skipif(
+    not all(shutil.which(tool) for tool in ("opensm", "ibsim", "saquery", "ibaddr"))
+    or not os.path.exists(UMAD2SIM),
+    reason="needs opensm, ibsim-utils and infiniband-diags (tests/harness/install-deps.sh)",
+)
+
+
+def big_partition_records():
+    parts = [
+        {"name": "Default", "pkey": 0x7FFF, "members": ["ALL=full", "SELF=full"]},
+        {
+            "name": "rails",
+            "pkey": 0x0010,
+            "ipoib": True,
+            "members": [f"{guid}=full" for guid in PRESENT + ABSENT],
+        },
+    ]
+    return normalize_partitions(parts, 5)
+
+
+def one_line_rendering(record):
+    """How the role wrote a partition before: everything on one line."""
+    members = ", ".join(m["guid"] + "=" + m["membership"] for m in record["members"])
+    return f"{record['name']}={record['pkey_hex']}, ipoib, mtu=5 : {members} ;"
+
+
+@pytest.fixture(scope="module")
+def ibsim(tmp_path_factory):
+    sock = f"rdma-fabric-sm-{os.getpid()}"
+    workdir = tmp_path_factory.mktemp("ibsim")
+    env = dict(os.environ, IBSIM_SOCKNAME=sock)
+    with open(workdir / "ibsim.out", "w") as out:
+        proc = subprocess.Popen(
+            ["ibsim", "-s", "-n", str(NET)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    deadline = time.monotonic() + 20
+    while "Network simulator ready" not in (workdir / "ibsim.out").read_text():
+        assert proc.poll() is None and time.monotonic() < deadline, "ibsim did not start"
+        time.sleep(0.2)
+    yield env
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def run_opensm(env, workdir, conf_text):
+    """Start OpenSM at Hca1 on `conf_text`; (log text, {port GUID: P_Keys}) after SUBNET UP."""
+    (workdir / "partitions.conf").write_text(conf_text)
+    # OpenSM buffers its log unless force_log_flush (osm_subnet.c opt_tbl).
+    (workdir / "opensm.conf").write_text("force_log_flush TRUE\n")
+    log = workdir / "opensm.log"
+    sim = dict(env, SIM_HOST="Hca1", LD_PRELOAD=UMAD2SIM)
+    osm_env = dict(sim, OSM_TMP_DIR=str(workdir), OSM_CACHE_DIR=str(workdir))
+    osm = subprocess.Popen(
+        [
+            "opensm",
+            "-F",
+            str(workdir / "opensm.conf"),
+            "-P",
+            str(workdir / "partitions.conf"),
+            "-f",
+            str(log),
+            "-D",
+            "0x07",
+            "-s",
+            "0",
+        ],
+        env=osm_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (log.exists() and "SUBNET UP" in log.read_text()):
+            assert osm.poll() is None and time.monotonic() < deadline, "OpenSM did not come up"
+            time.sleep(0.3)
+        tables = {}
+        for guid in PRESENT:
+            addr = subprocess.run(
+                ["ibaddr", "-G", guid], env=sim, capture_output=True, text=True, check=True
+            ).stdout
+            lid = addr.split("LID start")[1].split()[0]
+            pktr = subprocess.run(
+                ["saquery", "--smkey", "1", "PKTR", str(int(lid, 0))],
+                env=sim,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            tables[guid] = pkeys(parse_saquery(pktr))
+        return log.read_text(), tables
+    finally:
+        osm.terminate()
+        osm.wait(timeout=20)
+
+
+def assert_read_whole(conf_text, log_text, tables):
+    assert "PARSE ERROR" not in log_text
+    assert "retrying with default config" not in log_text
+    for guid in ABSENT:
+        # osm_prtn_add_port logs the GUID without leading zeros.
+        assert f"port 0x{int(guid, 16):x} not found" in log_text, guid
+    for guid in PRESENT:
+        assert 0x8010 in tables[guid], (guid, [hex(p) for p in tables[guid]])
+    assert max(len(line.encode()) + 1 for line in conf_text.splitlines()) < 4096
+
+
+def test_opensm_reads_every_member_of_a_1024_member_partition(ibsim, tmp_path):
+    records = big_partition_records()
+    conf = "\n".join(partition_line(r) for r in records) + "\n"
+    assert len(records[1]["members"]) == 1024
+    log_text, tables = run_opensm(ibsim, tmp_path, conf)
+    assert_read_whole(conf, log_text, tables)
+    assert conf.count("\n") > 3  # the big partition went on continuation lines
+
+
+def test_one_line_rendering_loses_the_partition(ibsim, tmp_path):
+    """The check above fails for the old rendering: OpenSM cuts the line at 4,094 bytes."""
+    records = big_partition_records()
+    conf = partition_line(records[0]) + "\n" + one_line_rendering(records[1]) + "\n"
+    log_text, tables = run_opensm(ibsim, tmp_path, conf)
+    assert "retrying with default config" in log_text
+    with pytest.raises(AssertionError):
+        assert_read_whole(conf, log_text, tables)
