@@ -144,6 +144,26 @@ def test_good_partitions_render():
         ),
         ({"name": "m", "pkey": 0x10, "members": ["node7"]}, "member 'node7' is not a port GUID"),
         ({"name": "m", "pkey": 0x10, "members": []}, "members must be a non-empty list"),
+        (
+            {"name": "rails", "pkey": 0x10, "members": ["0x0002c90000001041", "0x0=full"]},
+            "(rails): member '0x0' is GUID 0, which OpenSM refuses ('bad PortGUID')",
+        ),
+        (
+            {"name": "rails", "pkey": 0x10, "members": [{"guid": 0, "membership": "full"}]},
+            "(rails): member '0' is GUID 0",
+        ),
+        (
+            {"name": "rails", "pkey": 0x10, "members": ["0xffffffffffffffff"]},
+            "member '0xffffffffffffffff' is the all-ones GUID",
+        ),
+        (
+            {"name": "rails", "pkey": 0x10, "members": ["0002000000001003=full"]},
+            "member '0002000000001003' is ambiguous: OpenSM reads digits with a leading 0 as octal",
+        ),
+        (
+            {"name": "rails", "pkey": 0x10, "members": ["18446744073709551616"]},
+            "member '18446744073709551616' is not a port GUID",
+        ),
         ({"name": "m", "pkey": 0x10, "mtu": 6, "members": ["ALL"]}, "mtu must be an integer 1-5"),
         ({"name": "bad name", "pkey": 0x10, "members": ["ALL"]}, "name must be letters"),
         (
@@ -239,3 +259,22 @@ def test_long_partition_goes_on_continuation_lines_under_opensm_line_size():
 def test_short_partition_stays_on_one_line():
     part = {"name": "p", "pkey": 0x10, "members": [f"0x{i:016x}=full" for i in range(1, 100)]}
     assert "\n" not in partition_line(normalize_partitions([part])[0])
+
+
+@pytest.mark.parametrize(
+    "given, guid",
+    [
+        # strtoull(name, &end, 0) as OpenSM's partition_add_port reads a member.
+        ("1234", "0x00000000000004d2"),
+        ("783951790608391=full", "0x0002c90000001007"),
+        (783951790608391, "0x0002c90000001007"),  # a YAML integer
+        ({"guid": 0x0002C90000001007, "membership": "full"}, "0x0002c90000001007"),
+        ("0x2C90000001007", "0x0002c90000001007"),
+        ("0002:c900:0000:1007", "0x0002c90000001007"),
+        ("2c90000001007", "0x0002c90000001007"),
+    ],
+)
+def test_member_guids_read_as_opensm_reads_them(given, guid):
+    part = {"name": "p", "pkey": 0x10, "members": [given]}
+    assert partition_errors([DEFAULT, part]) == []
+    assert normalize_partitions([part])[0]["members"][0]["guid"] == guid

@@ -167,3 +167,25 @@ def test_one_line_rendering_loses_the_partition(ibsim, tmp_path):
     assert "retrying with default config" in log_text
     with pytest.raises(AssertionError):
         assert_read_whole(conf, log_text, tables)
+
+
+def test_guid_zero_member_drops_every_partition(ibsim, tmp_path):
+    """Why partition_errors refuses GUID 0: OpenSM's strtoull gives 0, 'bad PortGUID'."""
+    conf = (
+        "Default=0x7fff : ALL=full, SELF=full ;\n"
+        f"rails=0x0010 : {PRESENT[0]}=full, 0x0=full, {PRESENT[1]}=full ;\n"
+    )
+    log_text, tables = run_opensm(ibsim, tmp_path, conf)
+    assert "bad PortGUID" in log_text
+    assert "retrying with default config" in log_text
+    assert all(0x8010 not in table for table in tables.values())
+
+
+def test_decimal_member_guid_is_the_port_opensm_reads(ibsim, tmp_path):
+    """OpenSM reads a member with strtoull base 0: decimal digits are the port's GUID."""
+    decimal = str(int(PRESENT[0], 16))
+    conf = f"Default=0x7fff : ALL=full, SELF=full ;\nrails=0x0010 : {decimal}=full ;\n"
+    _log, tables = run_opensm(ibsim, tmp_path, conf)
+    assert 0x8010 in tables[PRESENT[0]]
+    records = normalize_partitions([{"name": "rails", "pkey": 0x10, "members": [decimal]}])
+    assert records[0]["members"][0]["guid"] == PRESENT[0]

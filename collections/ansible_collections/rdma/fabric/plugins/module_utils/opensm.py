@@ -76,6 +76,51 @@ def _member(entry):
     return who, membership
 
 
+# OpenSM reads a member GUID with strtoull(name, &end, 0) (osm_prtn_config.c,
+# partition_add_port): 0x... is hex, a leading 0 octal, other digits decimal; GUID 0
+# is "bad PortGUID", after which OpenSM drops the whole file for the default partition.
+# The role writes every GUID 0x-prefixed, so what counts is what the inventory meant:
+# digits alone are decimal as OpenSM reads them (a YAML integer reaches here as its
+# decimal text), hex digits with letters or colons are the ibstat/sysfs spelling, and
+# digits with a leading 0 (octal to OpenSM, hex to ibstat) are refused as ambiguous.
+_DECIMAL_RE = re.compile(r"^[1-9][0-9]*$")
+_LEADING_ZERO_DIGITS_RE = re.compile(r"^0[0-9]+$")
+RESERVED_GUIDS = {
+    0: "GUID 0, which OpenSM refuses ('bad PortGUID') and then keeps only the default partition",
+    (1 << 64) - 1: "the all-ones GUID, which no port has (reserved)",
+}
+
+
+def member_guid(who):
+    """A member's GUID as OpenSM reads it, in the ibstat spelling; None if not a GUID."""
+    if isinstance(who, int) and not isinstance(who, bool):
+        return normalize_guid(who)
+    text = str(who).strip().lower()
+    if _DECIMAL_RE.match(text):
+        number = int(text)
+        return f"0x{number:016x}" if number < 1 << 64 else None
+    if _LEADING_ZERO_DIGITS_RE.match(text):
+        return None
+    return normalize_guid(text)
+
+
+def _member_guid_error(who):
+    """Why `who` is no usable member GUID (None when it is one)."""
+    text = str(who).strip().lower()
+    if _LEADING_ZERO_DIGITS_RE.match(text):
+        return (
+            f"member {who!r} is ambiguous: OpenSM reads digits with a leading 0 as octal, "
+            "ibstat prints hex; write it 0x-prefixed"
+        )
+    guid = member_guid(who)
+    if guid is None:
+        return f"member {who!r} is not a port GUID nor one of {', '.join(MEMBER_KEYWORDS)}"
+    reserved = RESERVED_GUIDS.get(int(guid, 16))
+    if reserved:
+        return f"member {who!r} is {reserved}"
+    return None
+
+
 def partition_errors(partitions, version=None):
     """Messages for each bad partition; [] when every one is good.
 
@@ -127,11 +172,9 @@ def partition_errors(partitions, version=None):
             continue
         for entry in members:
             who, membership = _member(entry)
-            if who not in MEMBER_KEYWORDS and normalize_guid(who) is None:
-                errors.append(
-                    f"{where}: member {who!r} is not a port GUID nor one of "
-                    f"{', '.join(MEMBER_KEYWORDS)}"
-                )
+            problem = None if who in MEMBER_KEYWORDS else _member_guid_error(who)
+            if problem:
+                errors.append(f"{where}: {problem}")
             if membership is not None and membership not in MEMBERSHIPS:
                 errors.append(
                     f"{where}: membership of {who} must be one of {', '.join(MEMBERSHIPS)}"
@@ -158,7 +201,7 @@ def normalize_partitions(partitions, ipoib_mtu=None):
             who, membership = _member(entry)
             members.append(
                 {
-                    "guid": who if who in MEMBER_KEYWORDS else normalize_guid(who),
+                    "guid": who if who in MEMBER_KEYWORDS else member_guid(who),
                     "membership": membership,
                 }
             )
