@@ -145,6 +145,10 @@ def test_good_partitions_render():
         ({"name": "m", "pkey": 0x10, "members": ["node7"]}, "member 'node7' is not a port GUID"),
         ({"name": "m", "pkey": 0x10, "members": []}, "members must be a non-empty list"),
         (
+            {"name": "m", "pkey": 0x10, "ipoib": "no", "members": ["ALL"]},
+            "(m): ipoib must be true or false; got 'no'",
+        ),
+        (
             {"name": "rails", "pkey": 0x10, "members": ["0x0002c90000001041", "0x0=full"]},
             "(rails): member '0x0' is GUID 0, which OpenSM refuses ('bad PortGUID')",
         ),

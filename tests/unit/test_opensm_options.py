@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.opensm_options import (
+    BOOLEAN_KEYS,
+    INTEGER_RANGES,
+    MANAGED_KEYS,
     SOURCE,
     fabric_warnings,
     is_reloadable,
     is_upstream,
     max_rate,
+    option_errors,
     option_table,
     parse_version,
     routing_engine_errors,
@@ -154,3 +158,80 @@ def test_ndr_warning(version, rates, warned):
     if warned:
         assert "linux-rdma/opensm issue 38" in warnings[0]
         assert "rdma_stack_provider: doca" in warnings[0] and "external" in warnings[0]
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        # Managed keys: the role writes them; extra_options would bypass its checks.
+        (
+            {"sm_priority": "20"},
+            "extra_options.sm_priority is written by the role: set ib_subnet_manager_priority",
+        ),
+        ({"guid": "0x0002c90000001011"}, "set ib_subnet_manager_port_guid instead"),
+        ({"log_file": "/tmp/x"}, "set ib_subnet_manager_log_file instead"),
+        ({"routing_engine": "bogus"}, "set ib_subnet_manager_routing_engines instead"),
+        ({"lmc": 9}, "set ib_subnet_manager_lmc instead"),
+        ({"qos_sl2vl": "0"}, "set ib_subnet_manager_qos_sl2vl instead"),
+        (
+            {"daemon": "TRUE"},
+            "extra_options.daemon may not be set: systemd runs OpenSM in the foreground",
+        ),
+        # Booleans: OpenSM's strcmp("TRUE", value).
+        (
+            {"force_log_flush": "true"},
+            "force_log_flush must be a boolean (true/false) or TRUE/FALSE; got 'true'",
+        ),
+        ({"sweep_on_trap": "yes"}, "got 'yes' (OpenSM reads everything but TRUE as FALSE)"),
+        # Integers within their type and OpenSM's ranges.
+        ({"sm_sl": 16}, "extra_options.sm_sl must be an integer 0-15; got 16"),
+        ({"fdr10": 3}, "fdr10 must be an integer 0-2"),
+        ({"max_wire_smps": "many"}, "max_wire_smps must be an integer 0-4294967295"),
+        ({"console_port": 70000}, "console_port must be an integer 0-65535"),
+        ({"qos_ca_max_vls": 0}, "qos_ca_max_vls must be an integer 1-15"),
+        ({"sa_key": "0x1ffffffffffffffff"}, "sa_key must be an integer 0-18446744073709551615"),
+        ({"transaction_timeout": True}, "transaction_timeout must be an integer"),
+        # QoS tables of the other port classes.
+        ({"qos_ca_sl2vl": "0,1,2"}, "qos_ca_sl2vl must be 16 comma-separated VLs 0-15"),
+        (
+            {"qos_sw0_vlarb_high": "0:300"},
+            "qos_sw0_vlarb_high has '0:300': each entry is VL:weight",
+        ),
+        ({"qos_swe_vlarb_low": "15:4"}, "has '15:4'"),
+        ({"perfmgr_db_file": "a\nb"}, "perfmgr_db_file must be one line of text"),
+    ],
+)
+def test_option_errors_refuse_what_opensm_would_misread(options, message):
+    errors = option_errors(options, "3.3.23")
+    assert any(message in error for error in errors), errors
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"force_log_flush": "TRUE", "sweep_on_trap": "FALSE", "qos_ca_high_limit": -1},
+        {"force_log_flush": True, "sm_sl": 3, "sa_key": "0x00000000000000aa"},
+        {"max_wire_smps": "0x20", "transaction_timeout": "200", "log_flags": 3},
+        {"qos_ca_sl2vl": ",".join(["0"] * 16), "qos_ca_vlarb_high": "0:64,1:64"},
+        {"perfmgr_db_file": "/var/log/opensm-db.dump", "max_rate_enum": 22},
+    ],
+)
+def test_option_errors_accept_what_opensm_reads_as_meant(options):
+    assert option_errors(options, "3.3.24") == []
+
+
+def test_named_qos_tables_are_named_by_their_variable():
+    errors = option_errors(
+        {"qos_sl2vl": "0,1", "qos_vlarb_high": "0:4"}, variable="ib_subnet_manager_", managed=False
+    )
+    assert errors == [
+        "ib_subnet_manager_qos_sl2vl must be 16 comma-separated VLs 0-15 (one per SL); got '0,1'"
+    ]
+
+
+def test_value_kinds_name_only_keys_of_the_option_table():
+    table = option_table()
+    assert set(BOOLEAN_KEYS) <= set(table)
+    assert set(INTEGER_RANGES) <= set(table)
+    assert set(MANAGED_KEYS) <= set(table)
+    assert not set(BOOLEAN_KEYS) & set(INTEGER_RANGES)

@@ -208,6 +208,7 @@ IB_FILTERS = [
     "opensm_partition_line",
     "opensm_expected_pkeys",
     "opensm_unknown_options",
+    "opensm_option_errors",
     "opensm_routing_engine_errors",
     "ib_sm_port_problems",
     "opensm_fabric_warnings",

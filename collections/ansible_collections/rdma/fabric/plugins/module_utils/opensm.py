@@ -156,6 +156,9 @@ def partition_errors(partitions, version=None):
             )
         else:
             seen_pkeys[pkey] = name
+        # A string "no" is true to Python's bool(): a flag must be a YAML boolean.
+        if part.get("ipoib") is not None and not isinstance(part["ipoib"], bool):
+            errors.append(f"{where}: ipoib must be true or false; got {part['ipoib']!r}")
         for key in ("defmember",):
             if part.get(key) is not None and str(part[key]).lower() not in MEMBERSHIPS:
                 errors.append(f"{where}: {key} must be one of {', '.join(MEMBERSHIPS)}")

@@ -300,3 +300,203 @@ def fabric_warnings(version, rates):
         "installs DOCA's opensm), or the SM of a Quantum switch or UFM "
         "(ib_subnet_manager_mode: external)."
     ]
+
+
+# How OpenSM parses each opensm.conf value (opt_tbl's parser column, osm_subnet.c):
+# opts_parse_boolean is strcmp("TRUE", value): anything but TRUE is FALSE ("true",
+# "yes", "1" too); the integer parsers take strtoul/strtoull(value, 0) up to the type's
+# maximum; charp keys take the text. Tighter ranges are those osm_subn_verify_config
+# resets to a default (lmc, sm_priority, fdr10), the SL and VL ranges of the IBA spec,
+# and QoS limits as opensm.conf documents them (-1 = not set).
+BOOLEAN_KEYS = frozenset(
+    [
+        "m_key_lookup",
+        "lmc_esp0",
+        "reassign_lids",
+        "ignore_other_sm",
+        "single_thread",
+        "disable_multicast",
+        "use_mfttop",
+        "force_heavy_sweep",
+        "port_profile_switch_nodes",
+        "sweep_on_trap",
+        "avoid_throttled_links",
+        "connect_roots",
+        "use_ucast_cache",
+        "force_log_flush",
+        "accum_log_file",
+        "no_partition_enforcement",
+        "allow_both_pkeys",
+        "keep_pkey_indexes",
+        "qos",
+        "suppress_sl2vl_mad_status_errors",
+        "port_shifting",
+        "guid_routing_order_no_scatter",
+        "sa_db_dump",
+        "do_mesh_analysis",
+        "exit_on_fatal",
+        "honor_guid2lid_file",
+        "daemon",
+        "sm_inactive",
+        "babbling_port_policy",
+        "drop_event_subscriptions",
+        "ipoib_mcgroup_creation_validation",
+        "mcgroup_join_validation",
+        "use_original_extended_sa_rates_only",
+        "use_optimized_slvl",
+        "fsync_high_avail_files",
+        "perfmgr",
+        "perfmgr_redir",
+        "perfmgr_ignore_cas",
+        "perfmgr_rm_nodes",
+        "perfmgr_log_errors",
+        "perfmgr_query_cpi",
+        "perfmgr_xmit_wait_log",
+        "congestion_control",
+        "enable_quirks",
+        "no_clients_rereg",
+        "consolidate_ipv6_snm_req",
+        "nue_include_switches",
+        "quasi_ftree_indexing",
+    ]
+)
+_U8 = """m_key_protection_level sm_priority lmc max_op_vls force_link_speed
+    force_link_speed_ext force_link_width fdr10 subnet_timeout packet_life_time
+    vl_stall_count leaf_vl_stall_count head_of_queue_lifetime leaf_head_of_queue_lifetime
+    local_phy_errors_threshold overrun_errors_threshold log_flags sm_assigned_guid
+    max_rate_enum cc_sw_cong_setting_threshold cc_sw_cong_setting_packet_size
+    cc_sw_cong_setting_credit_starvation_threshold lash_start_vl sm_sl nue_max_num_vls"""
+_U16 = """console_port max_reverse_hops perfmgr_sweep_time_s m_key_lease_period
+    cc_sw_cong_setting_marking_rate cc_ca_cong_setting_port_control
+    cc_ca_cong_setting_control_map"""
+_U32 = """sweep_interval max_wire_smps max_wire_smps2 max_smps_timeout transaction_timeout
+    transaction_retries long_transaction_timeout max_msg_fifo_timeout
+    sminfo_polling_timeout polling_retry_number log_max_size scatter_ports
+    perfmgr_max_outstanding_queries perfmgr_xmit_wait_threshold cc_max_outstanding_mads
+    cc_sw_cong_setting_control_map"""
+_QOS_SETS = ("qos", "qos_ca", "qos_sw0", "qos_swe", "qos_rtr")
+INTEGER_RANGES = {
+    **{key: (0, 0xFF) for key in _U8.split()},
+    **{key: (0, 0xFFFF) for key in _U16.split()},
+    **{key: (0, 0xFFFFFFFF) for key in _U32.split()},
+    **{
+        key: (0, (1 << 64) - 1)
+        for key in ["guid", "m_key", "sm_key", "sa_key", "subnet_prefix", "cc_key"]
+    },
+    "lmc": (0, 7),
+    "sm_priority": (0, 15),
+    "fdr10": (0, 2),
+    "sm_sl": (0, 15),
+    "lash_start_vl": (0, 15),
+    **{f"{qos}_max_vls": (1, 15) for qos in _QOS_SETS},
+    **{f"{qos}_high_limit": (-1, 255) for qos in _QOS_SETS},
+}
+
+# Keys the role writes from its own variables; ib_subnet_manager_extra_options is merged
+# last and would override them behind the role's checks (a priority the duplicate check
+# never saw, a GUID other than the bound port).
+MANAGED_KEYS = {
+    "guid": "ib_subnet_manager_port_guid",
+    "sm_priority": "ib_subnet_manager_priority",
+    "sm_key": "ib_subnet_manager_sm_key",
+    "lmc": "ib_subnet_manager_lmc",
+    "sweep_interval": "ib_subnet_manager_sweep_interval",
+    "routing_engine": "ib_subnet_manager_routing_engines",
+    "root_guid_file": "ib_subnet_manager_root_guids",
+    "cn_guid_file": "ib_subnet_manager_cn_guids",
+    "log_file": "ib_subnet_manager_log_file",
+    "partition_config_file": "ib_subnet_manager_partitions",
+    "qos": "ib_subnet_manager_qos",
+    "qos_max_vls": "ib_subnet_manager_qos_max_vls",
+    "qos_high_limit": "ib_subnet_manager_qos_high_limit",
+    "qos_vlarb_high": "ib_subnet_manager_qos_vlarb_high",
+    "qos_vlarb_low": "ib_subnet_manager_qos_vlarb_low",
+    "qos_sl2vl": "ib_subnet_manager_qos_sl2vl",
+}
+# Keys no variable may set: systemd runs OpenSM in the foreground (Debian's opensm@ is
+# Type=simple); daemon TRUE forks, the main process exits and systemd stops the unit.
+FORBIDDEN_KEYS = {
+    "daemon": "systemd runs OpenSM in the foreground (opensm@.service is Type=simple); "
+    "with daemon TRUE OpenSM forks and systemd stops it",
+}
+_VLARB_RE = re.compile(r"^(\d+):(\d+)$")
+
+
+def _integer(value):
+    """strtoul(value, 0) as OpenSM reads an integer option, strictly; None when not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    try:
+        if text.lower().startswith(("0x", "-0x")):
+            return int(text, 16)
+        if re.fullmatch(r"-?(0|[1-9][0-9]*)", text):
+            return int(text)
+    except ValueError:
+        return None
+    return None
+
+
+def _qos_string_error(key, value):
+    """Why a QoS sl2vl/vlarb value is wrong (None when right); qos_*_sl2vl / qos_*_vlarb_*."""
+    text = str(value).strip()
+    if key.endswith("_sl2vl"):
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) != 16 or any(
+            _integer(p) is None or not 0 <= _integer(p) <= 15 for p in parts
+        ):
+            return "must be 16 comma-separated VLs 0-15 (one per SL)"
+        return None
+    pairs = [p.strip() for p in text.split(",") if p.strip()]
+    if not pairs or len(pairs) > 64:
+        return "must be 1-64 comma-separated VL:weight pairs"
+    for pair in pairs:
+        match = _VLARB_RE.match(pair)
+        if not match or not 0 <= int(match[1]) <= 14 or not 0 <= int(match[2]) <= 255:
+            return f"has {pair!r}: each entry is VL:weight, VL 0-14, weight 0-255"
+    return None
+
+
+def option_errors(options, version=None, variable="ib_subnet_manager_extra_options", managed=True):
+    """Messages for opensm.conf options as OpenSM would parse them; [] when all are good.
+
+    `variable` names them in messages: a name ending in '_' is a prefix of the key
+    (ib_subnet_manager_ + qos_sl2vl), else `variable.key`. With `managed`, keys the role
+    writes from its own variables are refused, naming the variable to use.
+    """
+    errors = []
+    for key, value in (options or {}).items():
+        key = str(key)
+        where = f"{variable}{key}" if variable.endswith("_") else f"{variable}.{key}"
+        if managed and key in MANAGED_KEYS:
+            errors.append(f"{where} is written by the role: set {MANAGED_KEYS[key]} instead")
+            continue
+        if key in FORBIDDEN_KEYS:
+            errors.append(f"{where} may not be set: {FORBIDDEN_KEYS[key]}")
+            continue
+        if value is None or "\n" in str(value):
+            errors.append(f"{where} must be one line of text; got {value!r}")
+        elif key in BOOLEAN_KEYS:
+            if not isinstance(value, bool) and str(value) not in ("TRUE", "FALSE"):
+                errors.append(
+                    f"{where} must be a boolean (true/false) or TRUE/FALSE; got {value!r} "
+                    "(OpenSM reads everything but TRUE as FALSE)"
+                )
+        elif key in INTEGER_RANGES:
+            low, high = INTEGER_RANGES[key]
+            number = _integer(value)
+            if number is None or not low <= number <= high:
+                errors.append(f"{where} must be an integer {low}-{high}; got {value!r}")
+        elif any(
+            key == f"{qos}_{kind}"
+            for qos in _QOS_SETS
+            for kind in ("sl2vl", "vlarb_high", "vlarb_low")
+        ):
+            problem = _qos_string_error(key, value)
+            if problem:
+                errors.append(f"{where} {problem}; got {value!r}")
+        elif key == "routing_engine":
+            errors.extend(routing_engine_errors([value], where))
+    return errors
