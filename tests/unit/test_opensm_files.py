@@ -79,6 +79,14 @@ def test_restart_keys(change, restart):
     assert restart_keys(old, {**old, **change}) == restart
 
 
+def test_removed_key_restarts_even_when_sighup_reads_it():
+    # SIGHUP re-reads only the lines present: a removed sm_priority / qos_sl2vl would
+    # keep its old value until a restart.
+    old = {**parse_opensm_conf(CONF), "qos_sl2vl": "0,1", "sweep_interval": "5"}
+    new = {k: v for k, v in old.items() if k not in ("qos_sl2vl", "sweep_interval")}
+    assert restart_keys(old, new) == ["qos_sl2vl", "sweep_interval"]
+
+
 def test_max_rate_enum_reloads_from_3_3_24_only():
     old = parse_opensm_conf(CONF)
     new = {**old, "max_rate_enum": "21"}

@@ -113,6 +113,9 @@ def test_max_rate():
         ["updn", "minhop"],
         ["ftree", "updn", "no_fallback"],
         ["updn,no_fallback"],
+        # OpenSM splits on ", \t\n" (osm_opensm.c strtok_r).
+        ["updn ftree"],
+        ["updn, ftree\tminhop"],
         ["dnup"],
         ["torus-2QoS", "dfsssp", "sssp", "nue", "lash", "dor", "file"],
     ],
@@ -127,6 +130,7 @@ def test_good_engine_chains(engines):
         (["fat-tree"], "ib_subnet_manager_routing_engines: 'fat-tree' is not an OpenSM"),
         (["updn,ar_updn"], "'ar_updn' is not an OpenSM routing engine"),
         (["UPDN"], "'UPDN' is not"),
+        (["updn fat-tree"], "'fat-tree' is not"),
         (["no_fallback"], "no_fallback needs a routing engine before it"),
         ([], "ib_subnet_manager_routing_engines is empty"),
     ],

@@ -46,12 +46,18 @@ def restart_keys(old, new, version=None):
     """Keys whose change needs a restart, sorted; every key when there was no file.
 
     `version` is the installed OpenSM's (such as 3.3.23-2+b1); a key its option table
-    lacks counts as restart-only. Values compare as the text opensm.conf holds.
+    lacks counts as restart-only, and so does a key removed from the file. Values compare as the text opensm.conf holds.
     """
     old = {k: str(v) for k, v in (old or {}).items()}
     new = {k: str(v) for k, v in (new or {}).items()}
     keys = set(old) | set(new)
-    return sorted(k for k in keys if old.get(k) != new.get(k) and not is_reloadable(k, version))
+    # A removed key takes a restart even when SIGHUP re-reads it: the rescan parses only
+    # the lines present (osm_subn_rescan_conf_files), so the old value stays in force.
+    return sorted(
+        k
+        for k in keys
+        if old.get(k) != new.get(k) and (k not in new or not is_reloadable(k, version))
+    )
 
 
 def _pkey(value):

@@ -265,7 +265,9 @@ def unknown_options(keys, version=None):
 
 def routing_engine_errors(engines, variable="ib_subnet_manager_routing_engines"):
     """Messages for a routing engine chain (a list; entries may be comma-separated)."""
-    names = [n.strip() for entry in engines or [] for n in str(entry).split(",") if n.strip()]
+    # OpenSM splits routing_engine on ", \t\n" (osm_opensm.c, strtok_r): "updn ftree"
+    # is the chain updn, ftree.
+    names = [n for entry in engines or [] for n in re.split(r"[,\s]+", str(entry)) if n]
     errors = [
         f"{variable}: {name!r} is not an OpenSM routing engine; "
         f"known: {', '.join(ROUTING_ENGINES)} (and {NO_FALLBACK})"

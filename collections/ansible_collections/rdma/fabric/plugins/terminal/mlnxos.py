@@ -23,11 +23,12 @@ class TerminalModule(TerminalBase):
         re.compile(rb"[\r\n]?[\w.\-]+ (?:\([\w\- ]+\) )?[>#] ?$"),
     ]
 
+    # Every MLNX-OS CLI error is a line starting with "%" (Unrecognized command,
+    # Incomplete command, Invalid input, Ambiguous command, Error: ...); four of them by
+    # name let the others (an ambiguous abbreviation, a refused partition change) pass
+    # as success. A "%" elsewhere in a line (a utilisation "5%") is no error.
     terminal_stderr_re = [
-        re.compile(rb"% ?Unrecognized command"),
-        re.compile(rb"% ?Incomplete command"),
-        re.compile(rb"% ?Invalid input"),
-        re.compile(rb"% ?Error"),
+        re.compile(rb"(?m)^[ \t]*%"),
     ]
 
     terminal_config_prompt = re.compile(r"\(config[^\)]*\) ?#")
