@@ -46,7 +46,8 @@ def restart_keys(old, new, version=None):
     """Keys whose change needs a restart, sorted; every key when there was no file.
 
     `version` is the installed OpenSM's (such as 3.3.23-2+b1); a key its option table
-    lacks counts as restart-only, and so does a key removed from the file. Values compare as the text opensm.conf holds.
+    lacks counts as restart-only, and so does a key removed from the file. Values
+    compare as the text opensm.conf holds.
     """
     old = {k: str(v) for k, v in (old or {}).items()}
     new = {k: str(v) for k, v in (new or {}).items()}
