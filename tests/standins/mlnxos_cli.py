@@ -25,6 +25,9 @@ role sends:
              ib partition <name> defmember full|limited  documentation show them
              ib partition <name> mtu 256|512|1K|2K|4K   (module_utils/mlnxos_partitions.py)
              no ib partition <name> [member <guid> | ipoib | mtu | defmember]
+             configuration write                Configuration Management chapter: save the
+                                                running configuration to the active
+                                                configuration file (read at boot)
   running-config lists the partitions as those commands; a GUID is eight colon-separated
   byte pairs (00:02:c9:03:00:00:00:01).
 
@@ -37,11 +40,15 @@ holds the SM nodes ({node: {"enabled": bool, "priority": int}}) and `partitions`
 partitions ({name: {"pkey", "defmember", "ipoib", "mtu", "members": {who: type}}}); a
 partition takes other subcommands only once it has a pkey (the manual's order), and
 removing a member of the default partition is refused (MLNX-OS asks an interactive
-confirmation there); one password for one user, no RSA host-key persistence.
+confirmation there); one password for one user, no RSA host-key persistence. `saved`
+is the configuration `configuration write` stored, and `reboot()` rebuilds the running
+configuration from it, as a switch's boot does (the manual: changes not written are
+lost at reload).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 import socket
 import threading
@@ -85,6 +92,7 @@ class MlnxOsCli:
         self.state = {}
         self.partitions = {}
         self.commands = []
+        self.saved = {"state": {}, "partitions": {}}
         self._key = paramiko.RSAKey.generate(2048)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -102,6 +110,12 @@ class MlnxOsCli:
     def stop(self):
         self._stop.set()
         self._sock.close()
+
+    def reboot(self):
+        """The running configuration becomes the saved one (what the switch boots with)."""
+        with self._lock:
+            self.state = copy.deepcopy(self.saved["state"])
+            self.partitions = copy.deepcopy(self.saved["partitions"])
 
     def _accept(self):
         while not self._stop.is_set():
@@ -177,6 +191,10 @@ class MlnxOsCli:
             return mode, _UNRECOGNIZED.format(line)
         if line == "exit":
             return "enable", ""
+        if line == "configuration write":
+            with self._lock:
+                self.saved = copy.deepcopy({"state": self.state, "partitions": self.partitions})
+            return mode, ""
         return mode, self._configure(words, line)
 
     def _configure(self, words, line):

@@ -130,6 +130,23 @@ def test_enable_and_priority_then_nothing(run_switch, standin):
     assert config_commands(standin)[6:] == [] and len(standin.commands) > before
 
 
+def test_a_change_is_saved_and_survives_a_reboot(run_switch, standin):
+    proc, output = run_switch()
+    assert proc.returncode == 0, output
+    assert standin.commands.count("configuration write") == 1
+    # Written after the change, not before it.
+    last_change = max(i for i, c in enumerate(standin.commands) if c.startswith("ib "))
+    assert standin.commands.index("configuration write") > last_change
+    standin.reboot()
+    assert standin.state == {SWITCH: {"enabled": True, "priority": 14}}
+    assert standin.partitions == DEFAULT_STATE
+    # Nothing to change after the reboot: nothing sent, nothing written.
+    proc, output = run_switch()
+    assert proc.returncode == 0, output
+    assert recap(proc, SWITCH)["changed"] == 0, output
+    assert standin.commands.count("configuration write") == 1
+
+
 def test_partitions_from_the_inventorys_definitions(run_switch, standin):
     partitions = {
         "ib_subnet_manager_partitions": [
