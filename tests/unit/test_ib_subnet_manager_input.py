@@ -201,6 +201,16 @@ def test_partition_rate_beyond_the_packaged_opensm(run_play, rate):
     assert re.search(rf"\(IB_MAX_RATE of OpenSM 3\.3\.23(-\S+)?\); got {rate}", errors), errors
 
 
+def test_doca_source_judges_rates_by_docas_opensm(run_play):
+    # DOCA's OpenSM (5.x) replaces whatever is installed: rate 23 (800 Gb/s) is fine.
+    parts = [DEFAULT_PARTITION, {"name": "fast", "pkey": 0x10, "rate": 23, "members": ["ALL"]}]
+    proc, output = run_play(
+        {"ib_subnet_manager_partitions": parts, "ib_subnet_manager_opensm_source": "doca"}
+    )
+    assert proc.returncode == 0, output
+    assert f"{ROLE} : Validate ib_subnet_manager_partitions" in tasks_run(proc)
+
+
 def test_unknown_extra_option(run_play):
     proc, output = run_play(
         {"ib_subnet_manager_extra_options": {"force_log_flush": "TRUE", "sm_prioirty": 3}}
