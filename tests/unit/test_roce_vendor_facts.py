@@ -244,3 +244,72 @@ def test_sonic_standin_refuses_tables_without_yang_like_apply_patch(tmp_path, re
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+# --- host receive buffers follow the fabric's cable length ---------------------------------
+
+
+def test_host_cable_length_follows_the_policy_unless_set_apart():
+    """Host buffers kept mlx5's 7 m while switches got 100 m: nothing linked them."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import desired_qos
+
+    assert policy()["host_cable_length_m"] is None  # unset: the NIC's own
+    linked = policy(cable_length_m=40)
+    assert linked["host_cable_length_m"] == 40
+    assert desired_qos(linked)["cable_len"] == 40
+    apart = policy(cable_length_m=300, host_cable_length_m=7)
+    assert (apart["cable_length_m"], apart["host_cable_length_m"]) == (300, 7)
+    assert normalize_policy(linked)[0] == linked
+    errors = errors_of(cable_length_m=2000)
+    assert len(errors) == 1 and errors[0].startswith("rdma_roce_policy.cable_length_m ")
+    assert "host_cable_length_m" in errors[0]
+    assert policy(cable_length_m=2000, host_cable_length_m=100)["cable_length_m"] == 2000
+    # mlx5 ignores a cable length of 1000 m and more (MLX5E_MAX_CABLE_LENGTH).
+    assert errors_of(host_cable_length_m=1000)[0].startswith(
+        "rdma_roce_policy.host_cable_length_m "
+    )
+
+
+def test_mlx5_standins_refuse_what_mlx5_refuses(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    standins = Path(__file__).resolve().parents[1] / "standins"
+    env = {
+        **os.environ,
+        "ETHTOOL_STANDIN_DIR": str(tmp_path),
+        "MLNX_QOS_STANDIN_DIR": str(tmp_path),
+    }
+
+    def run(tool, *args):
+        return subprocess.run(
+            [sys.executable, str(standins / tool), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+
+    assert run("ethtool", "--standin-init", "eth0").returncode == 0
+    for value, ok in (("0", True), ("79", False), ("80", True), ("8000", True), ("8001", False)):
+        got = run("ethtool", "--set-tunable", "eth0", "pfc-prevention-tout", value)
+        assert (got.returncode == 0) is ok, (value, got.stderr)
+    assert run("mlnx_qos", "--standin-init", "eth0").returncode == 0
+    both = run("mlnx_qos", "-i", "eth0", "--trust", "dscp", "--dscp2prio", "set,26,3")
+    assert both.returncode == 1 and "cannot be used at the same time" in both.stdout
+    strict_bw = run(
+        "mlnx_qos",
+        "-i",
+        "eth0",
+        "--tsa",
+        "ets,strict,strict,ets,strict,strict,strict,strict",
+        "--tcbw",
+        "50,10,0,40,0,0,0,0",
+    )
+    assert strict_bw.returncode == 1 and "must be 0" in strict_bw.stdout
+    run("mlnx_qos", "-i", "eth0", "--cable_len", "1000")
+    assert "Cable len: 7" in run("mlnx_qos", "-i", "eth0").stdout  # ignored, as mlx5 does
+    run("mlnx_qos", "-i", "eth0", "--cable_len", "40")
+    assert "Cable len: 40" in run("mlnx_qos", "-i", "eth0").stdout

@@ -103,10 +103,18 @@ options:
           RoCE ports get the same.
         type: int
         default: 9000
+      cable_length_m:
+        description:
+          - The fabric's cable length (1-10000 m) for PFC headroom. Set, it is the
+            switches' (the default of roce_switch_qos_cable_length) and the hosts' (unless
+            I(host_cable_length_m) sets them apart; a host NIC takes at most 999 m). Unset,
+            switches take 100 m and hosts keep their NIC's.
+        type: int
       host_cable_length_m:
         description:
-          - Cable length (1-1000 m) the host NIC sizes its PFC headroom for
-            (C(mlnx_qos --cable_len)). Unset leaves the NIC's own (mlx5 - 7 m).
+          - Cable length (1-999 m, mlx5 ignores 1000 and above) the host NIC sizes its
+            PFC headroom for (C(mlnx_qos --cable_len)). Unset follows I(cable_length_m),
+            or leaves the NIC's own (mlx5 - 7 m) when that is unset too.
         type: int
       host_prio2buffer:
         description:

@@ -47,8 +47,13 @@ DEFAULTS = {
         "action": "drop",
     },
     "mtu": 9000,
+    # The fabric's cable length in meters for PFC headroom: set, it is the switches'
+    # (roce_switch_qos_cable_length's default) and the hosts' (unless host_cable_length_m
+    # sets the hosts apart). None: switches 100 m (their role default), hosts the NIC's.
+    "cable_length_m": None,
     # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size). None
-    # leaves the NIC's own (mlx5: 7 m cable, its default buffer split).
+    # follows cable_length_m, or leaves the NIC's own (mlx5: 7 m cable, its default
+    # buffer split) when that is unset too.
     "host_cable_length_m": None,
     "host_prio2buffer": None,
     "host_buffer_size": None,
@@ -69,9 +74,11 @@ DEFAULTS = {
 }
 
 DERIVED = ("roce_tos", "tc_tsa", "tc_bw", "dscp_priority")
-# mlx5: the cable length it accepts (MLX5E_MAX_CABLE_LENGTH) and the longest PFC storm
-# prevention timeout (ethtool pfc-prevention-tout, MLX5E_PFC_PREVEN_TOUT_MAX_MSEC).
-HOST_CABLE_M = (1, 1000)
+# mlx5: the cable lengths it takes (en_dcbnl.c mlx5e_dcbnl_ieee_setpfc uses pfc->delay
+# only when non-zero and below MLX5E_MAX_CABLE_LENGTH, 1000; others are ignored silently).
+HOST_CABLE_M = (1, 999)
+# The switches' cable lengths (roce_switch_qos_cable_length's range).
+SWITCH_CABLE_M = (1, 10000)
 # mlx5 refuses a pfc-prevention-tout outside 80-8000 ms with -EINVAL (drivers/net/
 # ethernet/mellanox/mlx5/core/en_ethtool.c mlx5e_set_pfc_prevention_tout:
 # MLX5E_PFC_PREVEN_TOUT_MIN_MSEC 80, MLX5E_PFC_PREVEN_TOUT_MAX_MSEC 8000); 0 turns it off.
@@ -414,12 +421,27 @@ def _eight(check, key, value, low, high, what):
 
 def _host_buffers(check, merged, out):
     """host_cable_length_m, host_prio2buffer, host_buffer_size (each None or checked)."""
-    cable = merged["host_cable_length_m"]
-    out["host_cable_length_m"] = (
+    fabric = merged["cable_length_m"]
+    out["cable_length_m"] = (
         None
-        if cable is None
-        else check.integer(_name("host_cable_length_m"), cable, *HOST_CABLE_M, "meters")
+        if fabric is None
+        else check.integer(_name("cable_length_m"), fabric, *SWITCH_CABLE_M, "meters")
     )
+    cable = merged["host_cable_length_m"]
+    if cable is not None:
+        out["host_cable_length_m"] = check.integer(
+            _name("host_cable_length_m"), cable, *HOST_CABLE_M, "meters"
+        )
+    elif out["cable_length_m"] is not None and out["cable_length_m"] > HOST_CABLE_M[1]:
+        check.fail(
+            _name("cable_length_m"),
+            f"is above the {HOST_CABLE_M[1]} m a host NIC takes (mlx5 ignores a longer "
+            "cable length); set rdma_roce_policy.host_cable_length_m apart for the hosts",
+            fabric,
+        )
+        out["host_cable_length_m"] = None
+    else:
+        out["host_cable_length_m"] = out["cable_length_m"]
     p2b = merged["host_prio2buffer"]
     out["host_prio2buffer"] = (
         None if p2b is None else _eight(check, "host_prio2buffer", p2b, 0, 7, "buffer")
