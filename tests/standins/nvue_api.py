@@ -31,10 +31,17 @@ Run as a program (`python3 nvue_api.py --bind 0.0.0.0 --cert C --key K`), it ser
 stopped, starting from the applied configuration in --applied (a JSON file), as the
 Molecule scenario of roce_switch_qos runs it in a container.
 
+Defaults and schema (only the keys rdma-fabric touches; see DEFAULTS and SCHEMA below,
+each fact with its source): GET with filled=true (NVUE's default for `filled`) shows the
+configuration over the documented defaults, filled=false the configuration alone, as
+NVUE's `nv config show` and `nv show ... --applied` differ; `effective()` is the filled
+applied tree. A PATCH whose body names a key outside SCHEMA, or a value outside a key's
+documented choices, is refused with 400 before anything is staged (NVUE validates a
+PATCH against its OpenAPI schema; the message wording here is the stand-in's).
+
 Stand-in specifics (not in NVUE): `id_style` picks numeric ids ("1") or the 5.0-5.5
 changeset ids; `validator(config) -> [(location, reason)]` decides what is invalid;
-`log` records every request; `revisions` every revision. Nothing here validates NVUE's
-real schema: a key NVUE would reject is accepted unless the test's validator rejects it.
+`log` records every request; `revisions` every revision.
 """
 
 from __future__ import annotations
@@ -50,6 +57,114 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 PREFIX = "/nvue_v1"
+
+# Documented defaults of the keys rdma-fabric sets (Cumulus Linux 5.x):
+# - `nv set qos roce enable`: default off (NVUE command reference, "nv set qos roce enable");
+#   `nv set qos roce mode`: default lossless ("RDMA over Converged Ethernet - RoCE":
+#   "NVUE defaults to roce mode lossless").
+# - qos mapping default-global: trust l2, and DSCP n -> switch priority n >> 3 (Cumulus
+#   "Quality of Service", Classification: the default qos_features.conf maps DSCP 0-7 to
+#   priority 0 ... 24-31 to 3 ... 56-63 to 7).
+DEFAULTS = {
+    "qos": {
+        "roce": {"enable": "off", "mode": "lossless"},
+        "mapping": {
+            "default-global": {
+                "trust": "l2",
+                "dscp": {str(d): {"switch-priority": d >> 3} for d in range(64)},
+            }
+        },
+    }
+}
+
+# The NVUE object paths rdma-fabric writes ("*": any id; LEAF: a scalar; SET: a set
+# member, {}), from the NVUE command reference (nv set qos roce / mapping /
+# egress-queue-mapping / egress-scheduler / congestion-control / pfc / traffic-pool /
+# pfc-watchdog, nv set interface <id> link mtu, nv set interface <id> qos pfc-watchdog).
+LEAF, SET = "leaf", "set"
+CHOICES = {
+    ("qos", "roce", "enable"): ("on", "off"),
+    ("qos", "roce", "mode"): ("lossy", "lossless"),
+    ("qos", "mapping", "*", "trust"): ("l2", "l3", "port", "both"),
+    ("qos", "congestion-control", "*", "traffic-class", "*", "ecn"): ("enable", "disable"),
+    # `red enable|disable`: Cumulus Linux 5.3 and later (command reference, Version History).
+    ("qos", "congestion-control", "*", "traffic-class", "*", "red"): ("enable", "disable"),
+    ("qos", "egress-scheduler", "*", "traffic-class", "*", "mode"): ("dwrr", "strict"),
+}
+SCHEMA = {
+    "qos": {
+        "roce": {"enable": LEAF, "mode": LEAF},
+        "mapping": {
+            "*": {
+                "trust": LEAF,
+                "dscp": {"*": {"switch-priority": LEAF}},
+                "pcp": {"*": {"switch-priority": LEAF}},
+            }
+        },
+        "egress-queue-mapping": {"*": {"switch-priority": {"*": {"traffic-class": LEAF}}}},
+        "egress-scheduler": {"*": {"traffic-class": {"*": {"mode": LEAF, "bw-percent": LEAF}}}},
+        "congestion-control": {
+            "*": {
+                "traffic-class": {
+                    "*": dict.fromkeys(
+                        ("ecn", "red", "min-threshold", "max-threshold", "probability"), LEAF
+                    )
+                }
+            }
+        },
+        "pfc": {"*": {"switch-priority": {"*": SET}, "cable-length": LEAF, "rx": LEAF, "tx": LEAF}},
+        "traffic-pool": {"*": {"switch-priority": {"*": SET}, "memory-percent": LEAF}},
+        "pfc-watchdog": {"polling-interval": LEAF, "robustness": LEAF},
+    },
+    "interface": {
+        "*": {
+            "type": LEAF,
+            "link": {"mtu": LEAF, "state": LEAF},
+            "qos": {"pfc-watchdog": {"state": LEAF}},
+        }
+    },
+}
+
+
+def schema_errors(body, parts=()):
+    """Where a PATCH body (at path ``parts``) leaves SCHEMA or a key's choices."""
+    node = SCHEMA
+    pattern = []
+    for part in parts:
+        if not isinstance(node, dict):
+            return [f"/{'/'.join(parts)}: no such path"]
+        key = part if part in node else "*" if "*" in node else None
+        if key is None:
+            return [f"/{'/'.join(parts)}: '{part}' is not a property"]
+        node, pattern = node[key], [*pattern, key]
+    return _check(body, node, list(parts), pattern)
+
+
+def _check(value, node, path, pattern):
+    where = "/" + "/".join(path)
+    if value is None:
+        return []  # null removes
+    if node == SET:
+        return [] if value == {} else [f"{where}: a set member takes {{}}"]
+    if node == LEAF:
+        choices = CHOICES.get(tuple(pattern))
+        if isinstance(value, dict):
+            return [f"{where}: {value!r} is not a value"]
+        if choices and value not in choices:
+            return [f"{where}: {value!r} is not one of {list(choices)}"]
+        return []
+    if not isinstance(value, dict):
+        return [f"{where}: {value!r} is not an object"]
+    errors = []
+    for key, sub in value.items():
+        name = key if key in node else "*" if "*" in node else None
+        if name is None:
+            errors.append(
+                f"{where}: Additional properties are not allowed ('{key}' was unexpected)"
+            )
+            continue
+        errors += _check(sub, node[name], [*path, key], [*pattern, name])
+    return errors
 
 
 def _state(name, issues=(), progress=""):
@@ -140,6 +255,10 @@ class NvueStandin:
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
+
+    def effective(self, tree=None):
+        """The applied configuration over the documented defaults (filled=true)."""
+        return _merge(DEFAULTS, self.applied if tree is None else tree)
 
     def stop(self):
         if self._server:
@@ -260,6 +379,8 @@ class NvueStandin:
                 tree = self.revisions[rev]["config"]
             else:
                 raise _Reject(404, f"no such revision {rev!r}")
+            if query.get("filled", "true") == "true":
+                tree = self.effective(tree)
             for part in parts:
                 if not isinstance(tree, dict) or part not in tree:
                     raise _Reject(404, f"{'/'.join(parts)} is not configured")
@@ -277,6 +398,9 @@ class NvueStandin:
         body = self._json(headers, raw_body)
         if method == "PATCH" and not isinstance(body, dict):
             raise _Reject(400, "PATCH takes a JSON object")
+        problems = schema_errors(body, parts) if method == "PATCH" else []
+        if problems:
+            raise _Reject(400, "; ".join(problems))
         patch = body if method == "PATCH" else None
         for part in reversed(parts):
             patch = {part: patch}

@@ -49,7 +49,9 @@ def test_plan_applied_through_the_standin_reads_back_as_the_policy(dcb):
     assert [dcb(cmd)[0] for cmd in cmds] == [0, 0, 0, 0]
     assert dcb.log()[0] == f"dcb dcbx set dev {IF} host cee ieee"
     after, _ = Dcb("dcb").read(dcb, IF)
-    assert after["dcbx"] == "os" and after["dscp2prio"] == {26: [3], 48: [6]}
+    # All 64 DSCPs (issue 22): the unnamed ones on priority 0, none left to mlx5's default.
+    want = {d: [3 if d == 26 else 6 if d == 48 else 0] for d in range(64)}
+    assert after["dcbx"] == "os" and after["dscp2prio"] == want
     assert plan(Dcb("dcb"), IF, after, DESIRED) == ([], [], [])
 
 

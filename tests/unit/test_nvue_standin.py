@@ -167,3 +167,60 @@ def test_client_reports_the_apis_messages(standin):
         NvueClient(
             "127.0.0.1", standin.port, "cumulus", "wrong", scheme="http", use_proxy=False
         ).get("qos")
+
+
+# --- issue 22: the documented defaults of the keys we touch, and unknown paths refused ---
+
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (  # noqa: E402
+    normalize_policy,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (  # noqa: E402
+    nvue_config,
+)
+from nvue_api import schema_errors  # noqa: E402
+
+
+def test_defaults_show_with_filled_and_roce_is_off_until_enabled():
+    server = NvueStandin(password="pw").start()
+    try:
+        status, roce = call(server, "GET", "/nvue_v1/qos/roce?rev=applied")
+        assert (status, roce) == (200, {"enable": "off", "mode": "lossless"})
+        status, _ = call(server, "GET", "/nvue_v1/qos/roce?rev=applied&filled=false")
+        assert status == 404, "nothing configured: filled=false shows no defaults"
+        dscp = call(server, "GET", "/nvue_v1/qos/mapping/default-global/dscp/27?rev=applied")[1]
+        assert dscp == {"switch-priority": 3}, "DSCP 24-31 default to the lossless priority"
+    finally:
+        server.stop()
+    # What the role pushed before (mode only) leaves the profile off; the rendering now on.
+    assert (
+        server.effective({"qos": {"roce": {"mode": "lossless"}}})["qos"]["roce"]["enable"] == "off"
+    )
+    rendered = nvue_config(normalize_policy({})[0], ["swp1"], 100)
+    effective = server.effective(rendered)
+    assert effective["qos"]["roce"]["enable"] == "on"
+    assert effective["qos"]["mapping"]["default-global"]["dscp"]["27"] == {"switch-priority": 0}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"roce_priority": 4}, {"roce_priority": 5}, {"wred_drop": True}, {"pfc_priorities": []}],
+)
+def test_every_rendering_speaks_nvue_paths(changes):
+    rendered = nvue_config(normalize_policy(changes)[0], ["swp1", "swp2s0"], 100, 60)
+    assert schema_errors(rendered) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "words"),
+    [
+        ("/nvue_v1/qos?rev=1", {"roce": {"enabled": "on"}}, "'enabled' was unexpected"),
+        ("/nvue_v1/qos/roce?rev=1", {"enable": "yes"}, "is not one of ['on', 'off']"),
+        ("/nvue_v1/?rev=1", {"interface": {"swp1": {"link": {"mtuu": 9000}}}}, "'mtuu'"),
+        ("/nvue_v1/qos/nonsense?rev=1", {"a": 1}, "'nonsense' is not a property"),
+    ],
+)
+def test_unknown_paths_and_values_are_refused(standin, path, body, words):
+    call(standin, "POST", "/nvue_v1/revision")
+    status, reply = call(standin, "PATCH", path, body)
+    assert status == 400 and words in reply["title"], reply
+    assert standin.revisions["1"]["config"] == standin.applied, "nothing staged"

@@ -109,7 +109,8 @@ def test_mlnx_qos_legacy_release():
 
 
 def test_dcb_app_triples_duplicates_and_empty():
-    assert parse_app(load("dcb_app_policy.json")) == {26: [3], 48: [6]}
+    policy_app = parse_app(load("dcb_app_policy.json"))
+    assert policy_app == {d: [3 if d == 26 else 6 if d == 48 else 0] for d in range(64)}
     assert parse_app(load("dcb_app_added_twice.json")) == {0: [0], 26: [2, 3], 48: [6]}
     assert parse_app(load("dcb_app_empty.json")) == {}
     assert parse_app("") == {}
@@ -143,10 +144,16 @@ def test_mlnx_qos_fresh_port_exact_commands():
     aspects, cmds, drift = plan(MlnxQos("mlnx_qos"), IF, current, desired_qos(POLICY))
     assert aspects == ["trust", "dscp2prio", "pfc", "ets"]
     base = ["mlnx_qos", "-i", IF]
+    # Issue 22: all 64 DSCPs in one command (--dscp2prio appends), so DSCP 24-31 leave
+    # mlx5's default priority 3 (the lossless one) for priority 0.
+    every = [
+        word
+        for dscp in range(64)
+        for word in ("--dscp2prio", f"set,{dscp},{3 if dscp == 26 else 6 if dscp == 48 else 0}")
+    ]
     assert cmds == [
         base + ["--trust", "dscp"],
-        base + ["--dscp2prio", "set,26,3"],
-        base + ["--dscp2prio", "set,48,6"],
+        base + every,
         base + ["--pfc", "0,0,0,1,0,0,0,0"],
         base
         + ["--prio_tc", "0,0,0,3,0,0,6,0"]
@@ -164,15 +171,17 @@ def test_mlnx_qos_after_the_change_no_commands():
 def test_mlnx_qos_partly_configured_port_only_ets():
     current, _ = mlnx_read("mlnx_qos_ofed4_dscp_pfc3.txt")
     aspects, cmds, _ = plan(MlnxQos("mlnx_qos"), IF, current, desired_qos(POLICY))
-    assert aspects == ["ets"]
-    assert [c[3] for c in cmds] == ["--prio_tc"]
+    # The fixture keeps mlx5's default map (DSCP 24-31 on priority 3): dscp2prio too.
+    assert aspects == ["dscp2prio", "ets"]
+    assert [c[3] for c in cmds] == ["--dscp2prio", "--prio_tc"]
+    assert "set,27,0" in cmds[0] and "set,26,3" not in cmds[0]
 
 
 def test_mlnx_qos_firmware_dcbx_is_taken_back():
     current, _ = mlnx_read("mlnx_qos_dscp_wrap_firmware_dcbx.txt")
     _, cmds, drift = plan(MlnxQos("mlnx_qos"), IF, current, desired_qos(POLICY))
-    assert cmds == [["mlnx_qos", "-i", IF, "--dcbx", "os"]]
-    assert drift == ["dcbx: firmware -> os"]
+    assert cmds[0] == ["mlnx_qos", "-i", IF, "--dcbx", "os"]
+    assert drift[0] == "dcbx: firmware -> os"
 
 
 def test_mlnx_qos_legacy_release_is_asked_for_trust_dscp():
@@ -233,7 +242,8 @@ def test_dcb_default_port_exact_commands():
     aspects, cmds, _ = plan(Dcb("dcb"), IF, current, desired_qos(POLICY))
     assert aspects == ["dscp2prio", "pfc", "ets"]
     assert cmds == [
-        ["dcb", "app", "replace", "dev", IF, "dscp-prio", "26:3", "48:6"],
+        ["dcb", "app", "replace", "dev", IF, "dscp-prio"]
+        + [f"{d}:{3 if d == 26 else 6 if d == 48 else 0}" for d in range(64)],
         ["dcb", "pfc", "set", "dev", IF, "prio-pfc"]
         + ["0:off", "1:off", "2:off", "3:on", "4:off", "5:off", "6:off", "7:off"],
         ["dcb", "ets", "set", "dev", IF]
@@ -254,8 +264,20 @@ def test_dcb_appended_rule_is_replaced_not_added():
     outputs = dcb_outputs("dcb_app_added_twice.json", "dcb_pfc_policy.json", "dcb_ets_policy.json")
     current, _ = Dcb("dcb").read(runner(outputs), IF)
     _, cmds, drift = plan(Dcb("dcb"), IF, current, desired_qos(POLICY))
-    assert cmds == [["dcb", "app", "replace", "dev", IF, "dscp-prio", "26:3"]]
-    assert drift == ["dscp2prio: 26:[2, 3]->[3]"]
+    # Every DSCP the app table lacks is set too (the one classification, issue 22).
+    missing = [f"{d}:0" for d in range(1, 64) if d not in (26, 48)]
+    assert cmds == [
+        [
+            "dcb",
+            "app",
+            "replace",
+            "dev",
+            IF,
+            "dscp-prio",
+            *sorted(["26:3", *missing], key=lambda p: int(p.split(":")[0])),
+        ]
+    ]
+    assert "26:[2, 3]->[3]" in drift[0]
 
 
 def test_dcb_unsupported_netdev_real_message():
@@ -275,7 +297,6 @@ def test_boot_commands_set_everything():
     assert [c[3] for c in cmds] == [
         "--dcbx",
         "--trust",
-        "--dscp2prio",
         "--dscp2prio",
         "--pfc",
         "--prio_tc",
@@ -403,7 +424,6 @@ def test_module_check_apply_idempotent_drift(run_cli, standin_env, tmp_path):
     assert applied["changed"] is True and not applied.get("failed"), applied
     assert [c[3] for c in applied["commands"]] == [
         "--trust",
-        "--dscp2prio",
         "--dscp2prio",
         "--pfc",
         "--prio_tc",

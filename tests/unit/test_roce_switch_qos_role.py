@@ -419,6 +419,29 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
         "two_lossless": {**local, "rdma_roce_policy": {"pfc_priorities": [3, 4]}},
         "watchdog_forward": {**local, "rdma_roce_policy": {"pfc_watchdog": {"action": "forward"}}},
         "no_password": dict(local),
+        # Issue 22: limits of the real systems, refused before anything is sent.
+        "sonic_202111": {
+            **local,
+            "rdma_switch_os": "sonic",
+            "roce_switch_qos_ports": ["Ethernet0"],
+            "roce_switch_qos_min_versions": {"cumulus": "5.6", "sonic": "202111", "eos": ""},
+        },
+        "sonic_traditional_100m": {
+            **local,
+            "rdma_switch_os": "sonic",
+            "roce_switch_qos_ports": ["Ethernet0"],
+            "roce_switch_qos_state": "rendered",
+            "roce_switch_qos_sonic_buffer_model": "traditional",
+            "roce_switch_qos_cable_length": 100,
+            "roce_switch_qos_render_dir": str(tmp_path / "render"),
+        },
+        "eos_mtu_9216": {
+            **local,
+            "rdma_switch_os": "eos",
+            "roce_switch_qos_ports": ["Ethernet1"],
+            "rdma_roce_policy": {"mtu": 9216},
+        },
+        "storm_50ms": {**local, "rdma_roce_policy": {"pfc_watchdog": {"detection_time_ms": 50}}},
     }
     inv = tmp_path / "hosts.yml"
     inv.write_text(
@@ -447,6 +470,10 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
         "two_lossless": "rdma_roce_policy.pfc_priorities",
         "watchdog_forward": "rdma_roce_policy.pfc_watchdog.action must be one of drop on cumulus",
         "no_password": "roce_switch_qos_nvue_password",
+        "sonic_202111": "roce_switch_qos_min_versions.sonic must be a SONiC release of 202205",
+        "sonic_traditional_100m": "of sonic_traditional_100m must be among 5, 40, 300 m",
+        "eos_mtu_9216": "rdma_roce_policy.mtu must be at most 9214 on eos",
+        "storm_50ms": "rdma_roce_policy.pfc_watchdog.detection_time_ms must be 80-8000 ms",
     }
     for host, words in expected.items():
         assert recap(proc, host)["failed"] == 1, host

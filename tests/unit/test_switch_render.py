@@ -135,7 +135,7 @@ def test_cumulus_watchdog_timers_and_pool():
 
 def test_cumulus_lossy_policy():
     rendered = nvue_config(policy(pfc_priorities=[]), ["swp1"], 5)
-    assert rendered["qos"]["roce"] == {"mode": "lossy"}
+    assert rendered["qos"]["roce"] == {"enable": "on", "mode": "lossy"}
     assert "pfc" not in rendered["qos"]
     assert rendered["interface"] == {"swp1": {"link": {"mtu": 9000}}}  # no watchdog state
 
@@ -163,7 +163,10 @@ def test_sonic_tables_use_sonics_own_field_names():
     # issue 24577's apply-patch body).
     sample = load("configdb_qos_sample.json")
     tables = sonic_tables(DEFAULT, ["Ethernet0", "Ethernet4"], 40)
-    assert set(tables["PORT_QOS_MAP"]["Ethernet0"]) == set(sample["PORT_QOS_MAP"]["Ethernet0"])
+    # pfc_to_pg_map too, which the sample (a platform default) leaves to the AZURE map.
+    assert set(tables["PORT_QOS_MAP"]["Ethernet0"]) == set(sample["PORT_QOS_MAP"]["Ethernet0"]) | {
+        "pfc_to_pg_map"
+    }
     assert set(tables["WRED_PROFILE"]["RDMA_FABRIC"]) == set(
         sample["WRED_PROFILE"]["AZURE_LOSSLESS"]
     )
@@ -347,7 +350,7 @@ WD = "rdma_roce_policy.pfc_watchdog."
         ),
         ({"pfc_watchdog": {"action": "forward"}}, "eos", "rdma_roce_policy.pfc_watchdog.action"),
         (
-            {"pfc_watchdog": {"detection_time_ms": 50}},
+            {"pfc_watchdog": {"detection_time_ms": 50}, "host_pfc_storm_timeout_ms": 100},
             "cumulus",
             "rdma_roce_policy.pfc_watchdog.detection_time_ms",
         ),

@@ -98,13 +98,23 @@ options:
         type: dict
         default: {enabled: true, detection_time_ms: 200, restoration_time_ms: 200, action: drop}
       mtu:
-        description: IP MTU of RoCE interfaces (1280-9216); the switches' RoCE ports get the same.
+        description: >-
+          IP MTU of RoCE interfaces (1280-9216, EOS ports at most 9214). The switches'
+          RoCE ports get the same.
         type: int
         default: 9000
+      cable_length_m:
+        description:
+          - The fabric's cable length (1-10000 m) for PFC headroom. Set, it is the
+            switches' (the default of roce_switch_qos_cable_length) and the hosts' (unless
+            I(host_cable_length_m) sets them apart; a host NIC takes at most 999 m). Unset,
+            switches take 100 m and hosts keep their NIC's.
+        type: int
       host_cable_length_m:
         description:
-          - Cable length (1-1000 m) the host NIC sizes its PFC headroom for
-            (C(mlnx_qos --cable_len)). Unset leaves the NIC's own (mlx5 - 7 m).
+          - Cable length (1-999 m, mlx5 ignores 1000 and above) the host NIC sizes its
+            PFC headroom for (C(mlnx_qos --cable_len)). Unset follows I(cable_length_m),
+            or leaves the NIC's own (mlx5 - 7 m) when that is unset too.
         type: int
       host_prio2buffer:
         description:
@@ -130,6 +140,20 @@ options:
             RoCE port in DCBX host mode, the opposite.
         type: bool
         version_added: 0.3.0
+      host_pfc_storm_timeout_ms:
+        description:
+          - The hosts' PFC storm prevention timeout (C(ethtool --set-tunable IF
+            pfc-prevention-tout N)), 0 (off) or 80-8000 ms, the range mlx5 accepts.
+          - Unset derives it from I(pfc_watchdog.detection_time_ms) (0 when the watchdog is
+            off), which must then be 80-8000 ms; set it to keep the hosts apart.
+        type: int
+      wred_drop:
+        description:
+          - Also drop non-ECN-capable packets early (WRED) in the ECN classes. C(false)
+            marks ECN-capable packets only, on every switch OS (SONiC C(wred_*_enable),
+            Cumulus C(red), EOS C(random-detect drop)).
+        type: bool
+        default: false
 """
 
 EXAMPLES = r"""
@@ -150,7 +174,8 @@ _value:
       C(tc_bw) (8 percentages), C(roce_tos) (DSCP << 2, plus ECT(0) when the RoCE
       priority is ECN-marked; 106 by default) and C(host_pfc_storm_timeout_ms) (the
       hosts' PFC storm prevention, ethtool pfc-prevention-tout - the PFC watchdog's
-      detection time, 0 when it is off).
+      detection time, 0 when it is off, unless set) and C(dscp_priority) (64 priorities,
+      one per DSCP - the RoCE and CNP DSCPs on theirs, every other DSCP on priority 0).
   type: dict
 """
 

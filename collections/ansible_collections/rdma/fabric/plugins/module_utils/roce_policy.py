@@ -47,8 +47,13 @@ DEFAULTS = {
         "action": "drop",
     },
     "mtu": 9000,
+    # The fabric's cable length in meters for PFC headroom: set, it is the switches'
+    # (roce_switch_qos_cable_length's default) and the hosts' (unless host_cable_length_m
+    # sets the hosts apart). None: switches 100 m (their role default), hosts the NIC's.
+    "cable_length_m": None,
     # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size). None
-    # leaves the NIC's own (mlx5: 7 m cable, its default buffer split).
+    # follows cable_length_m, or leaves the NIC's own (mlx5: 7 m cable, its default
+    # buffer split) when that is unset too.
     "host_cable_length_m": None,
     "host_prio2buffer": None,
     "host_buffer_size": None,
@@ -58,13 +63,29 @@ DEFAULTS = {
     # mode at run time and boot either way). True: the firmware runs DCBX, for NICs whose
     # DCB a DCBX switch is meant to drive.
     "nic_firmware_dcbx": None,
+    # Host PFC storm prevention (ethtool pfc-prevention-tout) in ms: None derives it
+    # from pfc_watchdog.detection_time_ms (0, off, when the watchdog is off); a number
+    # sets the host apart from the switches' watchdog (80-8000, or 0 for off).
+    "host_pfc_storm_timeout_ms": None,
+    # WRED drop beside ECN marking in the ECN classes: false marks ECN-capable packets
+    # and tail-drops only when the queue is full (Cumulus' and EOS' RoCE defaults); true
+    # also drops non-ECN-capable packets early, the same on every switch OS.
+    "wred_drop": False,
 }
 
-DERIVED = ("roce_tos", "tc_tsa", "tc_bw", "host_pfc_storm_timeout_ms")
-# mlx5: the cable length it accepts (MLX5E_MAX_CABLE_LENGTH) and the longest PFC storm
-# prevention timeout (ethtool pfc-prevention-tout, MLX5E_PFC_PREVEN_TOUT_MAX_MSEC).
-HOST_CABLE_M = (1, 1000)
-HOST_STORM_MAX_MS = 8000
+DERIVED = ("roce_tos", "tc_tsa", "tc_bw", "dscp_priority")
+# mlx5: the cable lengths it takes (en_dcbnl.c mlx5e_dcbnl_ieee_setpfc uses pfc->delay
+# only when non-zero and below MLX5E_MAX_CABLE_LENGTH, 1000; others are ignored silently).
+HOST_CABLE_M = (1, 999)
+# The switches' cable lengths (roce_switch_qos_cable_length's range).
+SWITCH_CABLE_M = (1, 10000)
+# mlx5 refuses a pfc-prevention-tout outside 80-8000 ms with -EINVAL (drivers/net/
+# ethernet/mellanox/mlx5/core/en_ethtool.c mlx5e_set_pfc_prevention_tout:
+# MLX5E_PFC_PREVEN_TOUT_MIN_MSEC 80, MLX5E_PFC_PREVEN_TOUT_MAX_MSEC 8000); 0 turns it off.
+HOST_STORM_MS = (80, 8000)
+# The MTU every RoCE port of the fabric carries (Linux netdev MTU): IPv6's minimum up
+# to the largest a Cumulus/SONiC port takes (9216; EOS ports 9214, checked per OS).
+MTU_RANGE = (1280, 9216)
 TRUST_CHOICES = ("dscp",)
 # Why trust pcp is refused: a host puts an 802.1p priority on a frame only through a
 # VLAN's egress-qos-map (or a tagged kernel path); the roles configure neither, so RoCE
@@ -346,7 +367,10 @@ def normalize_policy(policy):
             ),
             "action": action,
         }
-    out["mtu"] = check.integer(_name("mtu"), merged["mtu"], 1280, 9216, "an MTU in bytes")
+    out["mtu"] = check.integer(_name("mtu"), merged["mtu"], *MTU_RANGE, "an MTU in bytes")
+    out["wred_drop"] = _as_bool(merged["wred_drop"])
+    if out["wred_drop"] is None:
+        check.fail(_name("wred_drop"), "must be true or false", merged["wred_drop"])
     dcbx = merged["nic_firmware_dcbx"]
     out["nic_firmware_dcbx"] = None if dcbx is None else _as_bool(dcbx)
     if dcbx is not None and out["nic_firmware_dcbx"] is None:
@@ -356,7 +380,7 @@ def normalize_policy(policy):
     if check.errors:
         return None, check.errors
     out["roce_tos"] = roce_tos(out)
-    out["host_pfc_storm_timeout_ms"] = host_storm_timeout(out)
+    out["dscp_priority"] = dscp_priority(out)
     # Derived keys are accepted back (a filled policy normalizes to itself) only when
     # they agree: ToS and ETS are never typed twice.
     for key in DERIVED:
@@ -365,6 +389,17 @@ def normalize_policy(policy):
     if check.errors:
         return None, check.errors
     return out, []
+
+
+def dscp_priority(policy):
+    """The one classification of every OS: 64 priorities, one per DSCP. The RoCE and CNP
+    DSCPs go to their priorities, every other DSCP to priority 0 (the default, lossy
+    class), so no unnamed DSCP lands in a lossless class (mlx5's and Cumulus' defaults
+    put DSCP 24-31 on priority 3)."""
+    out = [0] * 64
+    out[policy["roce_dscp"]] = policy["roce_priority"]
+    out[policy["cnp_dscp"]] = policy["cnp_priority"]
+    return out
 
 
 def host_storm_timeout(policy):
@@ -386,12 +421,27 @@ def _eight(check, key, value, low, high, what):
 
 def _host_buffers(check, merged, out):
     """host_cable_length_m, host_prio2buffer, host_buffer_size (each None or checked)."""
-    cable = merged["host_cable_length_m"]
-    out["host_cable_length_m"] = (
+    fabric = merged["cable_length_m"]
+    out["cable_length_m"] = (
         None
-        if cable is None
-        else check.integer(_name("host_cable_length_m"), cable, *HOST_CABLE_M, "meters")
+        if fabric is None
+        else check.integer(_name("cable_length_m"), fabric, *SWITCH_CABLE_M, "meters")
     )
+    cable = merged["host_cable_length_m"]
+    if cable is not None:
+        out["host_cable_length_m"] = check.integer(
+            _name("host_cable_length_m"), cable, *HOST_CABLE_M, "meters"
+        )
+    elif out["cable_length_m"] is not None and out["cable_length_m"] > HOST_CABLE_M[1]:
+        check.fail(
+            _name("cable_length_m"),
+            f"is above the {HOST_CABLE_M[1]} m a host NIC takes (mlx5 ignores a longer "
+            "cable length); set rdma_roce_policy.host_cable_length_m apart for the hosts",
+            fabric,
+        )
+        out["host_cable_length_m"] = None
+    else:
+        out["host_cable_length_m"] = out["cable_length_m"]
     p2b = merged["host_prio2buffer"]
     out["host_prio2buffer"] = (
         None if p2b is None else _eight(check, "host_prio2buffer", p2b, 0, 7, "buffer")
@@ -417,18 +467,33 @@ def _host_buffers(check, merged, out):
             f"must give the RoCE priority's buffer {p2b[roce]} a size",
             merged["host_buffer_size"],
         )
+    low, high = HOST_STORM_MS
+    storm = merged["host_pfc_storm_timeout_ms"]
     watchdog = out.get("pfc_watchdog")
-    if (
-        watchdog
-        and watchdog["enabled"]
-        and (watchdog["detection_time_ms"] or 0) > HOST_STORM_MAX_MS
-    ):
-        check.fail(
-            _name("pfc_watchdog.detection_time_ms"),
-            f"must be at most {HOST_STORM_MAX_MS} ms: hosts use it as the NIC's PFC storm "
-            "prevention timeout (ethtool pfc-prevention-tout)",
-            watchdog["detection_time_ms"],
-        )
+    if storm is not None:
+        value = _as_int(storm)
+        if value is None or not (value == 0 or low <= value <= high):
+            check.fail(
+                _name("host_pfc_storm_timeout_ms"),
+                f"must be 0 (off) or {low}-{high} ms on hosts: mlx5 refuses any other "
+                "pfc-prevention-tout (ethtool) with EINVAL",
+                storm,
+            )
+            value = None
+        out["host_pfc_storm_timeout_ms"] = value
+    elif watchdog and watchdog["enabled"] is not None and out.get("pfc_priorities") is not None:
+        derived = host_storm_timeout(out)
+        if derived and not low <= derived <= high:
+            check.fail(
+                _name("pfc_watchdog.detection_time_ms"),
+                f"must be {low}-{high} ms to serve as the hosts' PFC storm prevention "
+                "timeout (ethtool pfc-prevention-tout; mlx5 refuses any other with EINVAL); "
+                "or set rdma_roce_policy.host_pfc_storm_timeout_ms apart for the hosts",
+                watchdog["detection_time_ms"],
+            )
+        out["host_pfc_storm_timeout_ms"] = derived
+    else:
+        out["host_pfc_storm_timeout_ms"] = None
 
 
 class PolicyError(ValueError):
@@ -471,6 +536,13 @@ EOS_WATCHDOG_STEP_MS = 10
 # SONiC: the PFC watchdog ranges of sonic-utilities pfcwd/main.py (`pfcwd start`:
 # detection-time click.IntRange(100, 5000), --restoration-time click.IntRange(100, 60000)).
 SONIC_WATCHDOG_MS = {"detection_time_ms": (100, 5000), "restoration_time_ms": (100, 60000)}
+# EOS: the largest interface MTU is 9214 (`mtu <68-9214>`; aristanetworks/avd
+# eos_cli_config_gen's ethernet_interfaces mtu, max 9214).
+EOS_MTU_MAX = 9214
+# Cumulus: NVIDIA's RoCE profile keeps RoCE on traffic class 3, where `qos roce` puts the
+# roce-reserved buffer pools (Cumulus Linux "RDMA over Converged Ethernet - RoCE",
+# "Change RoCE Configuration": a new RoCE switch priority is remapped to TC 3).
+CUMULUS_ROCE_TC = 3
 
 
 def nvue_watchdog_timers(detection_ms):
@@ -506,6 +578,19 @@ def switch_policy_errors(policy, switch_os):
             f"must equal the RoCE priority {roce} on {switch_os}: its PFC priority is the "
             "traffic class number (SONiC pfc_enable / EOS cos-to-traffic-class map)",
             roce_tc,
+        )
+    if switch_os == "sonic" and pfc and roce_tc == 0:
+        check.fail(
+            _name("roce_priority"),
+            "must not be 0 on sonic: traffic class 0 is priority group 0, the lossy PG every "
+            "other class shares (TC_TO_PRIORITY_GROUP_MAP), so PFC on it would pause them all",
+            roce,
+        )
+    if switch_os == "eos" and policy["mtu"] > EOS_MTU_MAX:
+        check.fail(
+            _name("mtu"),
+            f"must be at most {EOS_MTU_MAX} on eos (interface mtu 68-9214)",
+            policy["mtu"],
         )
     watchdog = policy["pfc_watchdog"]
     if watchdog["enabled"] and pfc:

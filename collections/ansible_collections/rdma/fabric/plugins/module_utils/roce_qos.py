@@ -47,10 +47,9 @@ def _csv(values):
 def desired_qos(policy):
     """What the netdev's DCB state must be under a filled policy (trust is always dscp:
     the policy refuses pcp)."""
-    dscp2prio = {
-        policy["roce_dscp"]: [policy["roce_priority"]],
-        policy["cnp_dscp"]: [policy["cnp_priority"]],
-    }
+    # All 64 DSCPs (the one classification, roce_policy.dscp_priority): mlx5's default
+    # with trust dscp is priority DSCP >> 3 (DSCP 24-31 on priority 3, the lossless one).
+    dscp2prio = {dscp: [prio] for dscp, prio in enumerate(policy["dscp_priority"])}
     return {
         "dcbx": "os",
         "willing": False,
@@ -127,7 +126,9 @@ def describe(current, desired, aspects):
         elif aspect == "dscp2prio":
             have = current.get("dscp2prio") or {}
             want = desired["dscp2prio"]
-            parts = [f"{d}:{have.get(d)}->{p}" for d, p in want.items() if have.get(d) != p]
+            parts = [
+                f"{_ranges(dscps)}:{old}->{new}" for dscps, old, new in _dscp_groups(have, want)
+            ]
             lines.append("dscp2prio: " + (", ".join(parts) or f"{sorted(have)} -> none"))
         elif aspect == "pfc":
             lines.append(f"pfc: {_csv(current.get('pfc') or [])} -> {_csv(desired['pfc'])}")
@@ -145,6 +146,33 @@ def describe(current, desired, aspects):
         elif aspect in BUFFER_ASPECTS:
             lines.append(f"{aspect}: {_text(current.get(aspect))} -> {_text(desired[aspect])}")
     return lines
+
+
+def _ranges(numbers):
+    """[1, 2, 3, 5] -> '1-3,5'."""
+    out, start, prev = [], None, None
+    for n in sorted(numbers):
+        if start is None:
+            start = prev = n
+        elif n == prev + 1:
+            prev = n
+        else:
+            out.append(f"{start}-{prev}" if prev > start else str(start))
+            start = prev = n
+    if start is not None:
+        out.append(f"{start}-{prev}" if prev > start else str(start))
+    return ",".join(out)
+
+
+def _dscp_groups(have, want):
+    """The differing DSCPs grouped by (what they have, what the policy wants), in DSCP
+    order of each group's first: 64 entries read as a few lines."""
+    groups = {}
+    for dscp, prios in sorted(want.items()):
+        if have.get(dscp) != prios:
+            key = (tuple(have.get(dscp) or ()), tuple(prios))
+            groups.setdefault(key, []).append(dscp)
+    return [(dscps, list(old) or None, list(new)) for (old, new), dscps in groups.items()]
 
 
 def _text(value):
@@ -179,13 +207,10 @@ def mismatches(current, desired, knobs=()):
         elif aspect == "trust":
             lines.append(f"trust {current.get('trust')}, policy wants {desired['trust']}")
         elif aspect == "dscp2prio":
-            have = current["dscp2prio"]
-            for dscp, prios in desired["dscp2prio"].items():
-                if have.get(dscp) != prios:
-                    lines.append(
-                        f"DSCP {dscp} -> {_priorities(have.get(dscp))}, "
-                        f"policy wants priority {prios[0]}"
-                    )
+            for dscps, old, new in _dscp_groups(current["dscp2prio"], desired["dscp2prio"]):
+                lines.append(
+                    f"DSCP {_ranges(dscps)} -> {_priorities(old)}, policy wants priority {new[0]}"
+                )
         elif aspect == "pfc":
             have = current.get("pfc")
             lines.append(
@@ -262,10 +287,15 @@ class MlnxQos:
         if "trust" in aspects:
             cmds.append(base + ["--trust", desired["trust"]])
         if "dscp2prio" in aspects:
+            # --dscp2prio is an append option (mlnx-tools python/mlnx_qos: optparse
+            # action="append"): every changed DSCP in one command, not 64 runs.
             have = current.get("dscp2prio") or {}
+            sets = []
             for dscp, prios in desired["dscp2prio"].items():
                 if have.get(dscp) != prios:
-                    cmds.append(base + ["--dscp2prio", f"set,{dscp},{prios[0]}"])
+                    sets += ["--dscp2prio", f"set,{dscp},{prios[0]}"]
+            if sets:
+                cmds.append(base + sets)
         if "pfc" in aspects:
             cmds.append(base + ["--pfc", _csv(desired["pfc"])])
         if "ets" in aspects:

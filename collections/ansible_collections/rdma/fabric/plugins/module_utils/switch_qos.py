@@ -25,6 +25,7 @@ import re
 import traceback
 
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
+    CUMULUS_ROCE_TC,
     SWITCH_WATCHDOG_ACTIONS,
     nvue_watchdog_timers,
 )
@@ -124,6 +125,21 @@ def _watchdog_on(policy):
 # --- Cumulus Linux (NVUE) ---------------------------------------------------------------
 
 
+def cumulus_policy(policy):
+    """The policy with RoCE on traffic class 3, as NVIDIA's "Change RoCE Configuration"
+    keeps it (the roce-reserved pools serve TC 3): the RoCE priority's class and class 3
+    trade places in prio_tc, tc_bw and tc_tsa, so shares, ECN and strictness follow."""
+    roce_tc = policy["prio_tc"][policy["roce_priority"]]
+    if roce_tc == CUMULUS_ROCE_TC:
+        return policy
+    swap = {roce_tc: CUMULUS_ROCE_TC, CUMULUS_ROCE_TC: roce_tc}
+    out = copy.deepcopy(policy)
+    out["prio_tc"] = [swap.get(tc, tc) for tc in policy["prio_tc"]]
+    for key in ("tc_bw", "tc_tsa"):
+        out[key] = [policy[key][swap.get(tc, tc)] for tc in range(8)]
+    return out
+
+
 def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
     """The NVUE tree (root keys ``qos`` and ``interface``) for a filled policy.
 
@@ -133,6 +149,7 @@ def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
     "Change RoCE Configuration" examples do, so it holds even where the policy departs
     from those defaults. Sets of priorities name every other member as None (absent).
     """
+    policy = cumulus_policy(policy)
     prio_tc = policy["prio_tc"]
     pfc = policy["pfc_priorities"]
 
@@ -140,11 +157,13 @@ def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
         return {str(p): ({} if p in chosen else None) for p in range(8)}
 
     # Trust is always DSCP (l3): the policy refuses pcp.
+    # Every DSCP is mapped (the one classification, roce_policy.dscp_priority): NVUE's
+    # default puts DSCP 24-31 on switch priority 3, the lossless one.
     mapping = {
         "trust": "l3",
         "dscp": {
-            str(policy["roce_dscp"]): {"switch-priority": policy["roce_priority"]},
-            str(policy["cnp_dscp"]): {"switch-priority": policy["cnp_priority"]},
+            str(dscp): {"switch-priority": prio}
+            for dscp, prio in enumerate(policy["dscp_priority"])
         },
     }
     scheduler = {}
@@ -155,12 +174,15 @@ def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
             scheduler[str(tc)] = {"mode": "strict", "bw-percent": None}
     ecn = {
         "ecn": "enable",
+        "red": "enable" if policy["wred_drop"] else "disable",
         "min-threshold": _bytes(policy["ecn_min_threshold_kb"]),
         "max-threshold": _bytes(policy["ecn_max_threshold_kb"]),
         "probability": policy["ecn_mark_probability"],
     }
     qos = {
-        "roce": {"mode": "lossless" if pfc else "lossy"},
+        # `qos roce enable` is off by default (NVUE command reference, `nv set qos roce
+        # enable`); NVIDIA's procedure turns it on and picks the mode.
+        "roce": {"enable": "on", "mode": "lossless" if pfc else "lossy"},
         "mapping": {"default-global": mapping},
         "egress-queue-mapping": {
             "default-global": {
@@ -290,9 +312,7 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
     pfc_tcs = _pfc_tcs(policy)
     ecn_tcs = _ecn_tcs(policy)
     name = SONIC_NAME
-    dscp_to_tc = {_s(d): "0" for d in range(64)}
-    dscp_to_tc[_s(policy["roce_dscp"])] = _s(prio_tc[policy["roce_priority"]])
-    dscp_to_tc[_s(policy["cnp_dscp"])] = _s(prio_tc[policy["cnp_priority"]])
+    dscp_to_tc = {_s(d): _s(prio_tc[p]) for d, p in enumerate(policy["dscp_priority"])}
     identity = {_s(i): _s(i) for i in range(8)}
     pfc = ",".join(_s(p) for p in policy["pfc_priorities"])
     watchdog = policy["pfc_watchdog"]
@@ -302,12 +322,17 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
         "tc_to_queue_map": name,
         "tc_to_pg_map": name,
         "pfc_to_queue_map": name,
+        "pfc_to_pg_map": name if pfc else None,
         "pfc_enable": pfc or None,
         "pfcwd_sw_enable": pfc if wd_on else None,
     }
+    # ECN marks ECN-capable packets; WRED drop (of the others) only when the policy asks
+    # (wred_drop), as Cumulus' `red` and EOS' `random-detect drop` do. The platform's
+    # AZURE_LOSSLESS profile enables both (sonic-buildimage qos_config.j2).
     wred = {"ecn": "ecn_all"}
+    drop = "true" if policy["wred_drop"] else "false"
     for color in ("green", "yellow", "red"):
-        wred[f"wred_{color}_enable"] = "true"
+        wred[f"wred_{color}_enable"] = drop
         wred[f"{color}_min_threshold"] = _s(_bytes(policy["ecn_min_threshold_kb"]))
         wred[f"{color}_max_threshold"] = _s(_bytes(policy["ecn_max_threshold_kb"]))
         wred[f"{color}_drop_probability"] = _s(policy["ecn_mark_probability"])
@@ -339,10 +364,18 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
     tables = {
         "DSCP_TO_TC_MAP": {name: dscp_to_tc},
         "TC_TO_QUEUE_MAP": {name: identity},
+        # Lossless classes on their own PG; TC 7 on PG 7 as the platform maps do
+        # (sonic-buildimage files/build_templates/qos_config.j2 TC_TO_PRIORITY_GROUP_MAP
+        # AZURE), every other class on PG 0.
         "TC_TO_PRIORITY_GROUP_MAP": {
-            name: {_s(tc): (_s(tc) if tc in pfc_tcs else "0") for tc in range(8)}
+            name: {_s(tc): (_s(tc) if tc in pfc_tcs or tc == 7 else "0") for tc in range(8)}
         },
         "MAP_PFC_PRIORITY_TO_QUEUE": {name: dict(identity)},
+        # The PG a received PFC priority pauses: without it the platform's AZURE map
+        # ({3: 3, 4: 4}) holds, and a RoCE priority elsewhere sends no pause.
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": {
+            name: {_s(p): _s(prio_tc[p]) for p in policy["pfc_priorities"]} or None
+        },
         "PORT_QOS_MAP": {port: dict(port_map) for port in ports},
         "WRED_PROFILE": {name: wred},
         "SCHEDULER": schedulers,
@@ -477,16 +510,31 @@ def _seconds(ms):
     return text or "0"
 
 
-def eos_config(policy, ports, tx_queue="tx-queue"):
+def eos_dscp_lines(policy):
+    """`qos map dscp ... to traffic-class N` for all 64 DSCPs (EOS' default map sends
+    DSCP 24-31 to traffic class 3), eight DSCPs a line."""
+    by_tc = {}
+    for dscp, prio in enumerate(policy["dscp_priority"]):
+        by_tc.setdefault(policy["prio_tc"][prio], []).append(dscp)
+    lines = []
+    for tc in sorted(by_tc):
+        dscps = by_tc[tc]
+        for start in range(0, len(dscps), 8):
+            chunk = " ".join(str(d) for d in dscps[start : start + 8])
+            lines.append(f"qos map dscp {chunk} to traffic-class {tc}")
+    return lines
+
+
+def eos_config(policy, ports, tx_queue="tx-queue", switchports=()):
     """EOS CLI lines (3-space nesting, as EOS prints its running-config): global DSCP to
     traffic-class maps, a qos profile with trust, PFC no-drop, the PFC watchdog, per-queue
-    ETS and ECN, and the profile on each RoCE port (service-profile)."""
+    ETS and ECN, and the profile on each RoCE port (service-profile). ``switchports`` (L2
+    ports) get no ``mtu``: EOS applies it to routed ports only (aristanetworks/avd
+    eos_cli_config_gen renders ``mtu`` for routed and ``l2 mtu`` for switched ports)."""
     prio_tc = policy["prio_tc"]
-    roce_tc = prio_tc[policy["roce_priority"]]
     cnp_tc = prio_tc[policy["cnp_priority"]]
     lines = [
-        f"qos map dscp {policy['roce_dscp']} to traffic-class {roce_tc}",
-        f"qos map dscp {policy['cnp_dscp']} to traffic-class {cnp_tc}",
+        *eos_dscp_lines(policy),
         "!",
         f"qos profile {EOS_PROFILE}",
         "   qos trust dscp",
@@ -522,8 +570,17 @@ def eos_config(policy, ports, tx_queue="tx-queue"):
                 f"{_bytes(policy['ecn_max_threshold_kb'])} bytes max-mark-probability "
                 f"{policy['ecn_mark_probability']}"
             )
+            if policy["wred_drop"]:
+                lines.append(
+                    "      random-detect drop minimum-threshold "
+                    f"{_bytes(policy['ecn_min_threshold_kb'])} bytes maximum-threshold "
+                    f"{_bytes(policy['ecn_max_threshold_kb'])} bytes drop-probability "
+                    f"{policy['ecn_mark_probability']}"
+                )
     for port in ports:
-        lines += ["!", f"interface {port}", f"   mtu {policy['mtu']}"]
+        lines += ["!", f"interface {port}"]
+        if port not in switchports:
+            lines.append(f"   mtu {policy['mtu']}")
         lines.append(f"   service-profile {EOS_PROFILE}")
     return "\n".join(lines) + "\n"
 
@@ -546,7 +603,12 @@ def render(policy, switch_os, ports, cable_length, options=None):
         model = options.get("sonic_buffer_model") or None
         return _switch_wide_if(ports, sonic_tables(policy, ports, lengths, model))
     if switch_os == "eos":
-        return eos_config(policy, ports, options.get("eos_tx_queue") or "tx-queue")
+        return eos_config(
+            policy,
+            ports,
+            options.get("eos_tx_queue") or "tx-queue",
+            options.get("eos_switchports") or (),
+        )
     raise ValueError(f"rdma_switch_os must be one of cumulus, sonic, eos; got {switch_os!r}")
 
 
