@@ -78,3 +78,24 @@ def test_both_networkd_backends_run_the_service_tasks_before_any_reload():
         for t in block["block"]
     ]
     assert order.index("{{ __rdma_rails_backend }}.yml") < order.index("apply.yml"), main
+
+
+def test_the_dropin_directory_is_made_first():
+    tasks = _tasks("networkd_service.yml")
+    made = next(
+        i
+        for i, t in enumerate(tasks)
+        if "ansible.builtin.file" in t and t["ansible.builtin.file"].get("state") == "directory"
+    )
+    assert "__rdma_rails_networkd_conf | dirname" in tasks[made]["ansible.builtin.file"]["path"]
+    copy = next(i for i, t in enumerate(tasks) if "ansible.builtin.copy" in t)
+    assert made < copy
+
+
+def test_a_host_that_cannot_bind_stops_every_host_before_any_change():
+    block = next(t for t in _tasks("main.yml") if "block" in t)["block"]
+    bind = next(t for t in block if t.get("ansible.builtin.import_tasks") == "bind.yml")
+    assert bind.get("any_errors_fatal") is True
+    # bind.yml itself only reads (rdma_devices_info) and sets facts.
+    for task in _tasks("bind.yml"):
+        assert set(task) & {"rdma.fabric.rdma_devices_info", "ansible.builtin.set_fact"}, task

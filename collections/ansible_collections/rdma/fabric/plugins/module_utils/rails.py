@@ -178,6 +178,8 @@ def _pkeys(value, where, errors):
             )
             continue
         entry = {"partition": item["partition"], "subnet": None, "mtu": _int(item.get("mtu"))}
+        if item.get("mtu") not in (None, "") and entry["mtu"] is None:
+            entry["mtu"] = item["mtu"]  # not a number: refused with the rail's range
         if item.get("subnet") not in (None, ""):
             net = _network(item["subnet"], 4, f"{item_where}.subnet", errors)
             entry["subnet"] = str(net) if net else None
@@ -301,10 +303,26 @@ def normalize_rails(rails, policy_mtu=None):
                 gateway = str(gw)
         elif gateway == "peer" and prefix_length not in (30, 31):
             errors.append(f"{where}.gateway 'peer' needs prefix_length 30 or 31")
+        if gateway not in (None, "", "peer") and subnet is not None:
+            gateway_errors(where, gateway, subnet, prefix_length, errors)
         table = rail.get("table", TABLE_BASE + position)
         if _int(table) is None or not 1 <= _int(table) <= 252:
             errors.append(f"{where}.table must be a routing table number (1-252); got {table!r}")
         pkeys = _pkeys(rail.get("pkeys"), f"{where}.pkeys", errors)
+        if ipoib_mode in IPOIB_MODES:
+            low, high = MTU_RANGES[("infiniband", ipoib_mode)]
+            for index, pkey in enumerate(pkeys):
+                value = pkey["mtu"]
+                if value is not None and (
+                    isinstance(value, bool)
+                    or not isinstance(value, int)
+                    or not low <= value <= high
+                ):
+                    errors.append(
+                        f"{where}.pkeys[{index}].mtu must be {low}-{high} on an infiniband "
+                        f"{ipoib_mode} rail (a P_Key child runs in its parent's mode); "
+                        f"got {value!r}"
+                    )
         if len(errors) > before:
             continue
         out.append(
@@ -343,7 +361,78 @@ def normalize_rails(rails, policy_mtu=None):
                 f"{rail['table']}"
             )
         tables[rail["table"]] = rail["name"]
+    errors.extend(subnet_overlaps(out))
     return (None, errors) if errors else (out, [])
+
+
+def gateway_errors(where, gateway, subnet, prefix_length, errors):
+    """A fixed gateway must be a host address of the rail's subnet, and only on a shared
+    (L2) rail: on a /31 or /30 rail every host has its own block, so one gateway fits at
+    most one host (the kernel refuses the route on every other one)."""
+    gw = ipaddress.ip_address(gateway)
+    if prefix_length in (30, 31) and prefix_length != subnet.prefixlen:
+        errors.append(
+            f"{where}.gateway {gateway}: a /{prefix_length} rail gives each host its own "
+            f"/{prefix_length}, so one fixed gateway fits at most one host; use gateway: peer"
+        )
+    elif subnet.prefixlen < 31 and gw in (subnet.network_address, subnet.broadcast_address):
+        what = "network" if gw == subnet.network_address else "broadcast"
+        errors.append(f"{where}.gateway {gateway} is the {what} address of {subnet}")
+
+
+def _rail_networks(rails):
+    """(where, network) of every subnet a rail plan uses: subnet, subnet6, pkey subnets."""
+    for rail in rails:
+        where = _rail_name(rail["position"], rail)
+        if rail["subnet"]:
+            yield f"{where}.subnet", ipaddress.ip_network(rail["subnet"])
+        if rail["subnet6"]:
+            yield f"{where}.subnet6", ipaddress.ip_network(rail["subnet6"])
+        for index, pkey in enumerate(rail["pkeys"]):
+            if pkey.get("subnet"):
+                yield f"{where}.pkeys[{index}].subnet", ipaddress.ip_network(pkey["subnet"])
+
+
+def subnet_overlaps(rails):
+    """Errors for two rails (or P_Key children) on one subnet: each needs its own, or
+    the policy routing (one table per rail) cannot tell them apart."""
+    errors = []
+    seen = []
+    for where, net in _rail_networks(rails):
+        for other_where, other in seen:
+            if net.version == other.version and net.overlaps(other):
+                errors.append(
+                    f"{where} {net} overlaps {other_where} {other}: every rail and P_Key child "
+                    "needs its own subnet"
+                )
+                break
+        seen.append((where, net))
+    return errors
+
+
+def management_overlaps(rails, management):
+    """Errors for rail subnets that overlap a host's management network.
+
+    management: {host: CIDR of the network on its default route's interface}.
+    One error per rail subnet and management network, naming the hosts.
+    """
+    by_network = {}
+    for host, cidr in (management or {}).items():
+        try:
+            net = ipaddress.ip_network(str(cidr), strict=False)
+        except ValueError:
+            continue
+        by_network.setdefault(net, []).append(host)
+    errors = []
+    for where, net in _rail_networks(rails):
+        for mgmt, hosts in sorted(by_network.items(), key=lambda kv: str(kv[0])):
+            if net.version == mgmt.version and net.overlaps(mgmt):
+                names = ", ".join(sorted(hosts, key=natural_key))
+                errors.append(
+                    f"{where} {net} overlaps the management network {mgmt} (the default "
+                    f"route's interface) of {names}"
+                )
+    return errors
 
 
 def _host_address(rail, host, index, explicit, errors):
@@ -367,6 +456,13 @@ def _host_address(rail, host, index, explicit, errors):
             )
             return None
         address = iface.ip
+        if prefix < 31 and address in (subnet.network_address, subnet.broadcast_address):
+            what = "network" if address == subnet.network_address else "broadcast"
+            errors.append(
+                f"{host}: rdma_rail_addresses.{rail['name']} {address} is the {what} address "
+                f"of rail {rail['name']}'s subnet {subnet}"
+            )
+            return None
     else:
         if prefix in (30, 31):
             size = 2 ** (32 - prefix)
@@ -493,9 +589,17 @@ def _pkey_addresses(rail, host, index, explicit, errors):
                     address = ipaddress.ip_interface(str(given)).ip
                 except ValueError:
                     address = None
-                if address is None or address not in net:
+                if (
+                    address is None
+                    or address not in net
+                    or address
+                    in (
+                        net.network_address,
+                        net.broadcast_address,
+                    )
+                ):
                     errors.append(
-                        f"{host}: rdma_rail_addresses.{key} must be an address of {net}; "
+                        f"{host}: rdma_rail_addresses.{key} must be a host address of {net}; "
                         f"got {given!r}"
                     )
                     continue
