@@ -104,3 +104,70 @@ def test_pkey_child_mtu(mtu):
         e.startswith("rdma_rails[0] (ib0).pkeys[0].mtu must be 1280-4092") and repr(mtu) in e
         for e in errors
     ), errors
+
+
+def _ib(mode="datagram", mtu=None, pkey_mtu=None, device="mlx5_0"):
+    rail = {"name": "ib0", "device": device, "link_layer": "infiniband", "ipoib_mode": mode}
+    if mtu is not None:
+        rail["mtu"] = mtu
+    pkey = {"partition": "storage"}
+    if pkey_mtu is not None:
+        pkey["mtu"] = pkey_mtu
+    rail["pkeys"] = [pkey]
+    return rail
+
+
+# OpenSM partitions.conf mtu codes: 4 = 2048 bytes, 5 = 4096 bytes.
+PARTS = [
+    {"name": "Default", "pkey": 0x7FFF, "mtu": 5},
+    {"name": "storage", "pkey": 0x10, "mtu": 4},
+]
+
+
+def _bound(rail, partitions=PARTS):
+    from ansible_collections.rdma.fabric.plugins.module_utils.rails import bind_pkeys
+
+    filled, errors = normalize_rails([rail])
+    assert errors == []
+    return bind_pkeys(filled, partitions)
+
+
+def test_ipoib_mtu_follows_the_partition():
+    bound, errors = _bound(_ib())
+    assert errors == []
+    assert bound[0]["mtu"] == 4092  # Default, 4096 - 4
+    assert bound[0]["pkeys"][0]["mtu"] == 2044  # storage, 2048 - 4
+
+
+def test_ipoib_mtu_above_the_partition_is_refused():
+    _bound_rails, errors = _bound(_ib(pkey_mtu=4092))
+    assert errors == [
+        "rdma_rails[0] (ib0).pkeys[0].mtu 4092 is above the datagram IPoIB MTU of partition "
+        "'storage' (IB MTU 2048 - 4 = 2044; the partition's mtu in "
+        "ib_subnet_manager_partitions): the kernel caps it there"
+    ]
+    parts = [{"name": "Default", "pkey": 0x7FFF, "mtu": 4}, PARTS[1]]
+    _bound_rails, errors = _bound(_ib(mtu=4092), parts)
+    assert any(e.startswith("rdma_rails[0] (ib0).mtu 4092 is above") for e in errors)
+
+
+def test_connected_mode_on_enhanced_ipoib_is_refused():
+    from ansible_collections.rdma.fabric.plugins.module_utils.rails import resolve_rails
+
+    def resolve(device, enhanced=None):
+        rail = dict(_ib("connected", device=device), pkeys=[])
+        filled, _ = normalize_rails([rail])
+        devices = [
+            {"name": device, "ports": [{"port": 1, "link_layer": "InfiniBand", "netdev": "ib0"}]}
+        ]
+        return resolve_rails(filled, devices, "gpu01", enhanced)
+
+    _out, errors = resolve("mlx5_0")
+    assert errors and errors[0].startswith("gpu01: rail ib0: ipoib_mode connected on mlx5_0")
+    assert "datagram mode only" in errors[0]
+    out, errors = resolve("mlx4_0")  # ConnectX-3: connected mode works
+    assert errors == [] and out[0]["netdev"] == "ib0"
+    _out, errors = resolve("mlx4_0", True)  # the module parameter says enhanced
+    assert errors
+    out, errors = resolve("mlx5_0", False)  # ipoib_enhanced=0 read from the host
+    assert errors == []

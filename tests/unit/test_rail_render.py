@@ -41,7 +41,7 @@ RAILS = [
     },
     {
         "name": "ib0",
-        "device": "mlx5_3",
+        "device": "mlx4_0",
         "link_layer": "infiniband",
         "ipoib_mode": "connected",
         "subnet": "10.9.0.0/24",
@@ -62,7 +62,7 @@ DEVICES = [
     _port("mlx5_0", "Ethernet", "ens17np0", "0000:17:00.0"),
     _port("mlx5_1", "Ethernet", "ens18np0", "0000:18:00.0"),
     _port("mlx5_2", "Ethernet", "ens19np0", "0000:19:00.0"),
-    _port("mlx5_3", "InfiniBand", "ibp20s0", "0000:20:00.0"),
+    _port("mlx4_0", "InfiniBand", "ibp20s0", "0000:20:00.0"),
 ]
 
 
@@ -217,7 +217,7 @@ def test_nccl_conf_in_rail_order():
     lines = text.splitlines()
     assert lines[0].startswith("#")
     assert lines[1:] == [
-        "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1",
+        "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx4_0:1",
         "NCCL_IB_TC=106",
         "NCCL_SOCKET_IFNAME=eth0",
         "NCCL_IB_GID_INDEX=3",
@@ -303,7 +303,8 @@ def test_pkey_addresses_are_planned_and_checked_across_hosts():
         {"a": {"rdma_rail_host_index": 1, "rdma_rail_addresses": {"ib0.storage": "10.1.0.1"}}},
     )
     assert any(
-        "a: rdma_rail_addresses.ib0.storage must be an address of 10.19.0.0/24" in e for e in errors
+        "a: rdma_rail_addresses.ib0.storage must be a host address of 10.19.0.0/24" in e
+        for e in errors
     )
 
 

@@ -98,4 +98,8 @@ def test_a_host_that_cannot_bind_stops_every_host_before_any_change():
     assert bind.get("any_errors_fatal") is True
     # bind.yml itself only reads (rdma_devices_info) and sets facts.
     for task in _tasks("bind.yml"):
-        assert set(task) & {"rdma.fabric.rdma_devices_info", "ansible.builtin.set_fact"}, task
+        assert set(task) & {
+            "rdma.fabric.rdma_devices_info",
+            "ansible.builtin.set_fact",
+            "ansible.builtin.slurp",
+        }, task

@@ -21,10 +21,11 @@ DIRS = {
 NETPLAN_FILE = "60-rdma-rails.yaml"
 
 
-def rail_resolve(entries, devices, host="this host", management=None):
+def rail_resolve(entries, devices, host="this host", management=None, ipoib_enhanced=None):
     """A host's rails bound to its RDMA ports; fails naming the host and what is
-    missing, or a rail on a management interface."""
-    resolved, errors = resolve_rails(entries or [], devices or [], host)
+    missing, a rail on a management interface, or connected mode on enhanced IPoIB
+    (ipoib_enhanced: ib_ipoib's parameter as read on the host, None when unknown)."""
+    resolved, errors = resolve_rails(entries or [], devices or [], host, ipoib_enhanced)
     if not errors:
         errors = [
             f"{host}: rail {e['name']} is on netdev {e['netdev']}, the management interface "

@@ -83,6 +83,14 @@ MTU_RANGES = {
     ("infiniband", "connected"): (1280, 65520),
 }
 IPOIB_DEFAULT_MTU = {"datagram": 4092, "connected": 65520}
+# OpenSM partition mtu codes (partitions.conf, IBTA MTU enumeration) in bytes. A datagram
+# IPoIB netdev carries the partition's broadcast-group IB MTU minus the 4-byte IPoIB
+# header (2048 -> 2044, 4096 -> 4092); the kernel caps a larger MTU to that.
+IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+IPOIB_HEADER = 4
+# A partition without mtu: ib_subnet_manager_ipoib_mtu's default (5, 4096 bytes).
+DEFAULT_PARTITION_MTU = 5
+DEFAULT_PKEY = 0x7FFF
 # RoCE (rdma_roce_policy) default when no policy MTU is given.
 ROCE_DEFAULT_MTU = 9000
 TABLE_BASE = 100
@@ -338,6 +346,7 @@ def normalize_rails(rails, policy_mtu=None):
                 "subnet": str(subnet) if subnet else None,
                 "subnet6": str(subnet6) if subnet6 else None,
                 "mtu": mtu,
+                "mtu_given": rail.get("mtu") not in (None, ""),
                 "prefix_length": prefix_length,
                 "gateway": gateway or None,
                 "ipoib_mode": ipoib_mode if link_layer == "infiniband" else None,
@@ -632,6 +641,7 @@ def bind_pkeys(rails, partitions):
     disagree.
     """
     known = {}
+    ib_mtu = {}
     for part in partitions or []:
         if isinstance(part, dict) and isinstance(part.get("name"), str):
             value = part.get("pkey")
@@ -640,23 +650,64 @@ def bind_pkeys(rails, partitions):
             except (TypeError, ValueError):
                 continue
             known[part["name"]] = number & 0x7FFF
+            code = _int(part.get("mtu"))
+            ib_mtu[part["name"]] = IB_MTU_BYTES.get(code, IB_MTU_BYTES[DEFAULT_PARTITION_MTU])
+    default_partition = next((n for n, k in known.items() if k == DEFAULT_PKEY), None)
     errors = []
     out = []
     for rail in rails:
+        where = _rail_name(rail["position"], rail)
+        datagram = rail.get("link_layer") == "infiniband" and rail.get("ipoib_mode") == "datagram"
+        rail = dict(rail)
+        if datagram and default_partition:
+            rail["mtu"] = _ipoib_mtu(
+                f"{where}.mtu",
+                rail["mtu"],
+                rail.get("mtu_given", True),
+                default_partition,
+                ib_mtu[default_partition],
+                errors,
+            )
         pkeys = []
         for index, pkey in enumerate(rail.get("pkeys") or []):
             name = pkey["partition"]
             if name not in known:
                 errors.append(
-                    f"{_rail_name(rail['position'], rail)}.pkeys[{index}].partition {name!r} is "
+                    f"{where}.pkeys[{index}].partition {name!r} is "
                     "no partition of ib_subnet_manager_partitions (defined: "
                     f"{', '.join(sorted(known)) or 'none'})"
                 )
                 continue
             full = known[name] | 0x8000
-            pkeys.append(dict(pkey, pkey=full, netdev_suffix=f"{full:04x}"))
+            pkey = dict(pkey, pkey=full, netdev_suffix=f"{full:04x}")
+            if datagram:
+                pkey["mtu"] = _ipoib_mtu(
+                    f"{where}.pkeys[{index}].mtu",
+                    pkey.get("mtu"),
+                    pkey.get("mtu") is not None,
+                    name,
+                    ib_mtu[name],
+                    errors,
+                )
+            pkeys.append(pkey)
         out.append(dict(rail, pkeys=pkeys))
     return (None, errors) if errors else (out, [])
+
+
+def _ipoib_mtu(where, mtu, given, partition, ib_bytes, errors):
+    """A datagram IPoIB netdev's MTU on a partition: the partition's IB MTU minus the
+    IPoIB header unless given; a given MTU above that is an error (the kernel would cap
+    it, and the rail would never come up as planned)."""
+    ceiling = ib_bytes - IPOIB_HEADER
+    if not given or mtu is None:
+        return ceiling
+    if isinstance(mtu, int) and mtu > ceiling:
+        errors.append(
+            f"{where} {mtu} is above the datagram IPoIB MTU of partition {partition!r} "
+            f"(IB MTU {ib_bytes} - {IPOIB_HEADER} = {ceiling}; the partition's mtu in "
+            "ib_subnet_manager_partitions): the kernel caps it there"
+        )
+    return mtu
 
 
 def _addresses(entry):
@@ -698,7 +749,13 @@ def fabric_rails(rails, hosts_vars, policy_mtu=None):
     return (None, errors) if errors else (plan, [])
 
 
-def resolve_rails(entries, devices, host="this host"):
+# Enhanced IPoIB (the mlx5 driver: ConnectX-4 and later, with ib_ipoib's ipoib_enhanced
+# parameter 1, its default) offloads IPoIB to the NIC and runs datagram mode only;
+# ConnectX-3 (mlx4) and older run connected mode.
+ENHANCED_IPOIB_DRIVERS = ("mlx5",)
+
+
+def resolve_rails(entries, devices, host="this host", ipoib_enhanced=None):
     """Bind a host's rail entries to its RDMA ports: (entries with device/netdev/port
     record, errors). devices: rdma_devices_info's ``devices``.
 
@@ -743,6 +800,15 @@ def resolve_rails(entries, devices, host="this host"):
                 f"the plan says {entry['link_layer']}"
             )
             continue
+        if entry.get("ipoib_mode") == "connected" and ipoib_enhanced is not False:
+            enhanced = device["name"].startswith(ENHANCED_IPOIB_DRIVERS)
+            if enhanced or ipoib_enhanced:
+                errors.append(
+                    f"{host}: rail {entry['name']}: ipoib_mode connected on {device['name']}, "
+                    "which runs enhanced IPoIB (ConnectX-4 and later with ib_ipoib's "
+                    "ipoib_enhanced=1): datagram mode only; set ipoib_mode: datagram"
+                )
+                continue
         netdev = port.get("netdev")
         if netdev and netdev in netdevs:
             errors.append(
