@@ -103,3 +103,20 @@ def test_a_host_that_cannot_bind_stops_every_host_before_any_change():
             "ansible.builtin.set_fact",
             "ansible.builtin.slurp",
         }, task
+
+
+def test_no_gpu_hosts_group_is_said_not_silently_skipped():
+    warn = next(t for t in _tasks("main.yml") if "gpu_hosts" in t["name"])
+    assert "groups['gpu_hosts'] is not defined" in warn["when"]
+    assert "/etc/nccl.conf" in warn["ansible.builtin.debug"]["msg"]
+    assert "rdma_rails_nccl" in warn["ansible.builtin.debug"]["msg"]
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    assert "gpu_hosts" in defaults["rdma_rails_nccl"]
+
+
+def test_nccl_reads_the_gid_tables_after_the_rails_are_live():
+    tasks = _tasks("nccl.yml")
+    assert "rdma.fabric.rdma_devices_info" in tasks[0]
+    assert "__rdma_rails_devices_live.devices" in tasks[1]["ansible.builtin.copy"]["content"]
+    order = [t["name"] for t in _tasks("main.yml")]
+    assert order.index("Make the rails real") < order.index("Write /etc/nccl.conf from the plan")

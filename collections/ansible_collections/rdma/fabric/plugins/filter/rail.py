@@ -90,8 +90,10 @@ def rail_drift(links, probe):
     return rail_render.live_drift(links, docs[0], docs[1] + docs[2], "\n".join(sysctl))
 
 
-def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None):
-    return rail_render.nccl_conf(entries or [], traffic_class, socket_ifname, extra)
+def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None, devices=None):
+    """devices: rdma_devices_info's, read after the rails are live (their GID tables)."""
+    gid_index, _why = rail_render.nccl_gid_index(entries or [], devices)
+    return rail_render.nccl_conf(entries or [], traffic_class, socket_ifname, extra, gid_index)
 
 
 class FilterModule:
