@@ -41,7 +41,7 @@ RAILS = [
     },
     {
         "name": "ib0",
-        "device": "mlx5_3",
+        "device": "mlx4_0",
         "link_layer": "infiniband",
         "ipoib_mode": "connected",
         "subnet": "10.9.0.0/24",
@@ -62,7 +62,7 @@ DEVICES = [
     _port("mlx5_0", "Ethernet", "ens17np0", "0000:17:00.0"),
     _port("mlx5_1", "Ethernet", "ens18np0", "0000:18:00.0"),
     _port("mlx5_2", "Ethernet", "ens19np0", "0000:19:00.0"),
-    _port("mlx5_3", "InfiniBand", "ibp20s0", "0000:20:00.0"),
+    _port("mlx4_0", "InfiniBand", "ibp20s0", "0000:20:00.0"),
 ]
 
 
@@ -216,12 +216,54 @@ def test_nccl_conf_in_rail_order():
     text = rail_render.nccl_conf(_entries(), 106, "eth0", {"NCCL_IB_GID_INDEX": 3})
     lines = text.splitlines()
     assert lines[0].startswith("#")
+    # NCCL_SOCKET_IFNAME: a bare name is a prefix (eno1 also matches eno10); "=" is exact.
+    # The extra GID index wins over the computed setting.
     assert lines[1:] == [
-        "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1",
+        "NCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx4_0:1",
         "NCCL_IB_TC=106",
-        "NCCL_SOCKET_IFNAME=eth0",
+        "NCCL_SOCKET_IFNAME==eth0",
         "NCCL_IB_GID_INDEX=3",
     ]
+    assert "NCCL_SOCKET_IFNAME=^docker" in rail_render.nccl_conf(_entries(), 106, "^docker")
+
+
+def _gids(address, index):
+    # rdma_sysfs.read_gids' shape: a RoCE port's GID table (link-local v1/v2 at 0/1).
+    return [
+        {"index": 0, "type": "IB/RoCE v1", "ipv4": None},
+        {"index": 1, "type": "RoCE v2", "ipv4": None},
+        {"index": index - 1, "type": "IB/RoCE v1", "ipv4": address},
+        {"index": index, "type": "RoCE v2", "ipv4": address},
+    ]
+
+
+def _devices_with_gids(entries, indexes):
+    return [
+        {"name": e["device"], "ports": [{"port": 1, "gids": _gids(e["address"], i)}]}
+        for e, i in zip(entries, indexes, strict=True)
+    ]
+
+
+def test_nccl_gid_index_from_the_roce_v2_gid_of_each_rail_address():
+    entries = [e for e in _entries() if e["link_layer"] == "ethernet"]
+    index, note = rail_render.nccl_gid_index(entries, _devices_with_gids(entries, [3, 3, 3]))
+    assert (index, note) == (3, None)
+    text = rail_render.nccl_conf(entries, 106, "eth0", gid_index=index)
+    assert "NCCL_IB_GID_INDEX=3" in text.splitlines()
+    # Rails that disagree (or no GID yet): NCCL >= 2.21 selects the RoCE v2 GID itself.
+    index, note = rail_render.nccl_gid_index(entries, _devices_with_gids(entries, [3, 5, 3]))
+    assert index is None and "rail1: 5" in note
+    text = rail_render.nccl_conf(entries, 106, "eth0", gid_index=None)
+    assert "NCCL_IB_ROCE_VERSION_NUM=2" in text.splitlines()
+    assert "NCCL_IB_GID_INDEX" not in text
+
+
+def test_nm_keyfiles_carry_ipv6_routes(links):
+    files = rail_render.nm_keyfiles(links)
+    text = files["rdma-rail0.nmconnection"]
+    ipv6 = text.split("[ipv6]")[1]
+    assert "route1=fd00:0:0:10::/64" in ipv6
+    assert "route1_options=table=100" in ipv6
     ib_only = [e for e in _entries() if e["link_layer"] == "infiniband"]
     assert "NCCL_IB_TC" not in rail_render.nccl_conf(ib_only, 106, None)
 
@@ -303,7 +345,8 @@ def test_pkey_addresses_are_planned_and_checked_across_hosts():
         {"a": {"rdma_rail_host_index": 1, "rdma_rail_addresses": {"ib0.storage": "10.1.0.1"}}},
     )
     assert any(
-        "a: rdma_rail_addresses.ib0.storage must be an address of 10.19.0.0/24" in e for e in errors
+        "a: rdma_rail_addresses.ib0.storage must be a host address of 10.19.0.0/24" in e
+        for e in errors
     )
 
 

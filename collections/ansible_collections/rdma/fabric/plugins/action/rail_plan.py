@@ -15,6 +15,7 @@ from ansible.plugins.action import ActionBase
 from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
     bind_pkeys,
     fabric_rails,
+    management_overlaps,
     normalize_rails,
 )
 
@@ -27,11 +28,26 @@ ARGS = {
 }
 
 
-def build_plan(rails, hosts_vars, policy_mtu=None, partitions=None):
-    """(plan, errors): fabric_rails, then each rail's pkeys bound to the partitions."""
+def _management_network(values):
+    """CIDR of the host's default-route network from its gathered facts, or None."""
+    facts = values.get("ansible_facts") or {}
+    default = facts.get("default_ipv4") or values.get("ansible_default_ipv4") or {}
+    if default.get("network") and default.get("netmask"):
+        return f"{default['network']}/{default['netmask']}"
+    return None
+
+
+def build_plan(rails, hosts_vars, policy_mtu=None, partitions=None, management=None):
+    """(plan, errors): fabric_rails, then each rail's pkeys bound to the partitions.
+
+    management: {host: CIDR of its management network}; a rail subnet overlapping one
+    is an error naming the hosts.
+    """
     filled, errors = normalize_rails(rails, policy_mtu)
     if not errors:
         _bound, errors = bind_pkeys(filled, partitions)
+    if not errors:
+        errors = management_overlaps(filled, management)
     if errors:
         return None, errors
     plan, errors = fabric_rails(rails, hosts_vars, policy_mtu)
@@ -50,10 +66,16 @@ class ActionModule(ActionBase):
         _spec, args = self.validate_argument_spec(argument_spec=ARGS)
         hostvars = task_vars["hostvars"]
         hosts_vars = {}
+        management = {}
         for host in args["hosts"]:
             values = hostvars.get(host) or {}
             hosts_vars[host] = {key: values.get(key) for key in HOST_VARS}
-        plan, errors = build_plan(args["rails"], hosts_vars, args["policy_mtu"], args["partitions"])
+            network = _management_network(values)
+            if network:
+                management[host] = network
+        plan, errors = build_plan(
+            args["rails"], hosts_vars, args["policy_mtu"], args["partitions"], management
+        )
         result["changed"] = False
         if errors:
             result["failed"] = True

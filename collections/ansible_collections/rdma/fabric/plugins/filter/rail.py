@@ -21,10 +21,11 @@ DIRS = {
 NETPLAN_FILE = "60-rdma-rails.yaml"
 
 
-def rail_resolve(entries, devices, host="this host", management=None):
+def rail_resolve(entries, devices, host="this host", management=None, ipoib_enhanced=None):
     """A host's rails bound to its RDMA ports; fails naming the host and what is
-    missing, or a rail on a management interface."""
-    resolved, errors = resolve_rails(entries or [], devices or [], host)
+    missing, a rail on a management interface, or connected mode on enhanced IPoIB
+    (ipoib_enhanced: ib_ipoib's parameter as read on the host, None when unknown)."""
+    resolved, errors = resolve_rails(entries or [], devices or [], host, ipoib_enhanced)
     if not errors:
         errors = [
             f"{host}: rail {e['name']} is on netdev {e['netdev']}, the management interface "
@@ -89,8 +90,10 @@ def rail_drift(links, probe):
     return rail_render.live_drift(links, docs[0], docs[1] + docs[2], "\n".join(sysctl))
 
 
-def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None):
-    return rail_render.nccl_conf(entries or [], traffic_class, socket_ifname, extra)
+def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None, devices=None):
+    """devices: rdma_devices_info's, read after the rails are live (their GID tables)."""
+    gid_index, _why = rail_render.nccl_gid_index(entries or [], devices)
+    return rail_render.nccl_conf(entries or [], traffic_class, socket_ifname, extra, gid_index)
 
 
 class FilterModule:

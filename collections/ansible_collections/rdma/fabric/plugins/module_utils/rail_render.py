@@ -269,6 +269,13 @@ def nm_keyfiles(links):
         ]
         ipv6 = [("method", "manual" if v6 else "link-local"), ("never-default", "true")]
         ipv6 += [(f"address{i}", a) for i, a in enumerate(v6, 1)]
+        routes6 = [r for r in link["routes"] if ":" in r["to"]]
+        for i, route in enumerate(routes6, 1):
+            ipv6.append(
+                (f"route{i}", route["to"] + (f",{route['via']}" if route.get("via") else ""))
+            )
+            if route["table"] is not None:
+                ipv6.append((f"route{i}_options", f"table={route['table']}"))
         rules6 = [r for r in link["rules"] if ":" in r["from"]]
         ipv6 += [
             (f"routing-rule{i}", f"priority {r['priority']} from {r['from']} table {r['table']}")
@@ -305,18 +312,62 @@ def sysctl_paths(links):
     ]
 
 
-def nccl_conf(entries, traffic_class=None, socket_ifname=None, extra=None):
+def nccl_gid_index(entries, devices):
+    """(index, None) when the RoCE v2 GID of every RoCE rail's IPv4 address has one
+    index on every rail (NCCL_IB_GID_INDEX is one number for all HCAs of a process),
+    else (None, why). devices: rdma_devices_info's, read after the addresses are live
+    (the kernel adds a RoCE GID per address; never assume an index)."""
+    by_device = {d["name"]: d for d in devices or []}
+    found = {}
+    for entry in entries:
+        if entry["link_layer"] != "ethernet" or not entry.get("address"):
+            continue
+        device = by_device.get(entry.get("device")) or {}
+        port = next((p for p in device.get("ports") or [] if p.get("port") == entry["port"]), {})
+        index = next(
+            (
+                g["index"]
+                for g in port.get("gids") or []
+                if g.get("type") == "RoCE v2" and g.get("ipv4") == entry["address"]
+            ),
+            None,
+        )
+        found[entry["name"]] = index
+    if not found:
+        return None, "no RoCE rail"
+    missing = [name for name, index in found.items() if index is None]
+    if missing:
+        return None, f"no RoCE v2 GID of the rail address yet on {', '.join(missing)}"
+    if len(set(found.values())) > 1:
+        detail = ", ".join(f"{name}: {index}" for name, index in found.items())
+        return None, f"the RoCE v2 GID index differs between rails ({detail})"
+    return next(iter(found.values())), None
+
+
+def nccl_conf(entries, traffic_class=None, socket_ifname=None, extra=None, gid_index=None):
     """/etc/nccl.conf text: NCCL_IB_HCA (rail devices in rail order, exact match),
-    NCCL_IB_TC (RoCE rails only), NCCL_SOCKET_IFNAME, then extra settings."""
+    NCCL_IB_TC (RoCE rails only), NCCL_SOCKET_IFNAME (exact: "=" prefixed unless the
+    value already starts with "=" or "^"), the RoCE v2 GID (NCCL_IB_GID_INDEX when one
+    index fits every rail, else NCCL_IB_ROCE_VERSION_NUM=2: NCCL >= 2.21 then picks the
+    RoCE v2 IPv4 GID itself; older NCCL defaults to index 0, RoCE v1 link-local), then
+    extra settings (an extra key wins)."""
+    extra = dict(extra or {})
     hca = ",".join(f"{e['device']}:{e['port']}" for e in entries if e.get("device"))
     lines = [MANAGED]
     if hca:
         lines.append(f"NCCL_IB_HCA=={hca}")
-    if traffic_class is not None and any(e["link_layer"] == "ethernet" for e in entries):
+    roce = any(e["link_layer"] == "ethernet" for e in entries)
+    if traffic_class is not None and roce:
         lines.append(f"NCCL_IB_TC={int(traffic_class)}")
     if socket_ifname:
-        lines.append(f"NCCL_SOCKET_IFNAME={socket_ifname}")
-    for key, value in sorted((extra or {}).items()):
+        exact = socket_ifname if socket_ifname[0] in "=^" else f"={socket_ifname}"
+        lines.append(f"NCCL_SOCKET_IFNAME={exact}")
+    if roce and not {"NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM"} & set(extra):
+        if gid_index is not None:
+            lines.append(f"NCCL_IB_GID_INDEX={int(gid_index)}")
+        else:
+            lines.append("NCCL_IB_ROCE_VERSION_NUM=2")
+    for key, value in sorted(extra.items()):
         lines.append(f"{key}={value}")
     return "\n".join(lines) + "\n"
 

@@ -83,6 +83,14 @@ MTU_RANGES = {
     ("infiniband", "connected"): (1280, 65520),
 }
 IPOIB_DEFAULT_MTU = {"datagram": 4092, "connected": 65520}
+# OpenSM partition mtu codes (partitions.conf, IBTA MTU enumeration) in bytes. A datagram
+# IPoIB netdev carries the partition's broadcast-group IB MTU minus the 4-byte IPoIB
+# header (2048 -> 2044, 4096 -> 4092); the kernel caps a larger MTU to that.
+IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+IPOIB_HEADER = 4
+# A partition without mtu: ib_subnet_manager_ipoib_mtu's default (5, 4096 bytes).
+DEFAULT_PARTITION_MTU = 5
+DEFAULT_PKEY = 0x7FFF
 # RoCE (rdma_roce_policy) default when no policy MTU is given.
 ROCE_DEFAULT_MTU = 9000
 TABLE_BASE = 100
@@ -178,6 +186,8 @@ def _pkeys(value, where, errors):
             )
             continue
         entry = {"partition": item["partition"], "subnet": None, "mtu": _int(item.get("mtu"))}
+        if item.get("mtu") not in (None, "") and entry["mtu"] is None:
+            entry["mtu"] = item["mtu"]  # not a number: refused with the rail's range
         if item.get("subnet") not in (None, ""):
             net = _network(item["subnet"], 4, f"{item_where}.subnet", errors)
             entry["subnet"] = str(net) if net else None
@@ -301,10 +311,26 @@ def normalize_rails(rails, policy_mtu=None):
                 gateway = str(gw)
         elif gateway == "peer" and prefix_length not in (30, 31):
             errors.append(f"{where}.gateway 'peer' needs prefix_length 30 or 31")
+        if gateway not in (None, "", "peer") and subnet is not None:
+            gateway_errors(where, gateway, subnet, prefix_length, errors)
         table = rail.get("table", TABLE_BASE + position)
         if _int(table) is None or not 1 <= _int(table) <= 252:
             errors.append(f"{where}.table must be a routing table number (1-252); got {table!r}")
         pkeys = _pkeys(rail.get("pkeys"), f"{where}.pkeys", errors)
+        if ipoib_mode in IPOIB_MODES:
+            low, high = MTU_RANGES[("infiniband", ipoib_mode)]
+            for index, pkey in enumerate(pkeys):
+                value = pkey["mtu"]
+                if value is not None and (
+                    isinstance(value, bool)
+                    or not isinstance(value, int)
+                    or not low <= value <= high
+                ):
+                    errors.append(
+                        f"{where}.pkeys[{index}].mtu must be {low}-{high} on an infiniband "
+                        f"{ipoib_mode} rail (a P_Key child runs in its parent's mode); "
+                        f"got {value!r}"
+                    )
         if len(errors) > before:
             continue
         out.append(
@@ -320,6 +346,7 @@ def normalize_rails(rails, policy_mtu=None):
                 "subnet": str(subnet) if subnet else None,
                 "subnet6": str(subnet6) if subnet6 else None,
                 "mtu": mtu,
+                "mtu_given": rail.get("mtu") not in (None, ""),
                 "prefix_length": prefix_length,
                 "gateway": gateway or None,
                 "ipoib_mode": ipoib_mode if link_layer == "infiniband" else None,
@@ -343,7 +370,78 @@ def normalize_rails(rails, policy_mtu=None):
                 f"{rail['table']}"
             )
         tables[rail["table"]] = rail["name"]
+    errors.extend(subnet_overlaps(out))
     return (None, errors) if errors else (out, [])
+
+
+def gateway_errors(where, gateway, subnet, prefix_length, errors):
+    """A fixed gateway must be a host address of the rail's subnet, and only on a shared
+    (L2) rail: on a /31 or /30 rail every host has its own block, so one gateway fits at
+    most one host (the kernel refuses the route on every other one)."""
+    gw = ipaddress.ip_address(gateway)
+    if prefix_length in (30, 31) and prefix_length != subnet.prefixlen:
+        errors.append(
+            f"{where}.gateway {gateway}: a /{prefix_length} rail gives each host its own "
+            f"/{prefix_length}, so one fixed gateway fits at most one host; use gateway: peer"
+        )
+    elif subnet.prefixlen < 31 and gw in (subnet.network_address, subnet.broadcast_address):
+        what = "network" if gw == subnet.network_address else "broadcast"
+        errors.append(f"{where}.gateway {gateway} is the {what} address of {subnet}")
+
+
+def _rail_networks(rails):
+    """(where, network) of every subnet a rail plan uses: subnet, subnet6, pkey subnets."""
+    for rail in rails:
+        where = _rail_name(rail["position"], rail)
+        if rail["subnet"]:
+            yield f"{where}.subnet", ipaddress.ip_network(rail["subnet"])
+        if rail["subnet6"]:
+            yield f"{where}.subnet6", ipaddress.ip_network(rail["subnet6"])
+        for index, pkey in enumerate(rail["pkeys"]):
+            if pkey.get("subnet"):
+                yield f"{where}.pkeys[{index}].subnet", ipaddress.ip_network(pkey["subnet"])
+
+
+def subnet_overlaps(rails):
+    """Errors for two rails (or P_Key children) on one subnet: each needs its own, or
+    the policy routing (one table per rail) cannot tell them apart."""
+    errors = []
+    seen = []
+    for where, net in _rail_networks(rails):
+        for other_where, other in seen:
+            if net.version == other.version and net.overlaps(other):
+                errors.append(
+                    f"{where} {net} overlaps {other_where} {other}: every rail and P_Key child "
+                    "needs its own subnet"
+                )
+                break
+        seen.append((where, net))
+    return errors
+
+
+def management_overlaps(rails, management):
+    """Errors for rail subnets that overlap a host's management network.
+
+    management: {host: CIDR of the network on its default route's interface}.
+    One error per rail subnet and management network, naming the hosts.
+    """
+    by_network = {}
+    for host, cidr in (management or {}).items():
+        try:
+            net = ipaddress.ip_network(str(cidr), strict=False)
+        except ValueError:
+            continue
+        by_network.setdefault(net, []).append(host)
+    errors = []
+    for where, net in _rail_networks(rails):
+        for mgmt, hosts in sorted(by_network.items(), key=lambda kv: str(kv[0])):
+            if net.version == mgmt.version and net.overlaps(mgmt):
+                names = ", ".join(sorted(hosts, key=natural_key))
+                errors.append(
+                    f"{where} {net} overlaps the management network {mgmt} (the default "
+                    f"route's interface) of {names}"
+                )
+    return errors
 
 
 def _host_address(rail, host, index, explicit, errors):
@@ -367,6 +465,13 @@ def _host_address(rail, host, index, explicit, errors):
             )
             return None
         address = iface.ip
+        if prefix < 31 and address in (subnet.network_address, subnet.broadcast_address):
+            what = "network" if address == subnet.network_address else "broadcast"
+            errors.append(
+                f"{host}: rdma_rail_addresses.{rail['name']} {address} is the {what} address "
+                f"of rail {rail['name']}'s subnet {subnet}"
+            )
+            return None
     else:
         if prefix in (30, 31):
             size = 2 ** (32 - prefix)
@@ -493,9 +598,17 @@ def _pkey_addresses(rail, host, index, explicit, errors):
                     address = ipaddress.ip_interface(str(given)).ip
                 except ValueError:
                     address = None
-                if address is None or address not in net:
+                if (
+                    address is None
+                    or address not in net
+                    or address
+                    in (
+                        net.network_address,
+                        net.broadcast_address,
+                    )
+                ):
                     errors.append(
-                        f"{host}: rdma_rail_addresses.{key} must be an address of {net}; "
+                        f"{host}: rdma_rail_addresses.{key} must be a host address of {net}; "
                         f"got {given!r}"
                     )
                     continue
@@ -528,6 +641,7 @@ def bind_pkeys(rails, partitions):
     disagree.
     """
     known = {}
+    ib_mtu = {}
     for part in partitions or []:
         if isinstance(part, dict) and isinstance(part.get("name"), str):
             value = part.get("pkey")
@@ -536,23 +650,64 @@ def bind_pkeys(rails, partitions):
             except (TypeError, ValueError):
                 continue
             known[part["name"]] = number & 0x7FFF
+            code = _int(part.get("mtu"))
+            ib_mtu[part["name"]] = IB_MTU_BYTES.get(code, IB_MTU_BYTES[DEFAULT_PARTITION_MTU])
+    default_partition = next((n for n, k in known.items() if k == DEFAULT_PKEY), None)
     errors = []
     out = []
     for rail in rails:
+        where = _rail_name(rail["position"], rail)
+        datagram = rail.get("link_layer") == "infiniband" and rail.get("ipoib_mode") == "datagram"
+        rail = dict(rail)
+        if datagram and default_partition:
+            rail["mtu"] = _ipoib_mtu(
+                f"{where}.mtu",
+                rail["mtu"],
+                rail.get("mtu_given", True),
+                default_partition,
+                ib_mtu[default_partition],
+                errors,
+            )
         pkeys = []
         for index, pkey in enumerate(rail.get("pkeys") or []):
             name = pkey["partition"]
             if name not in known:
                 errors.append(
-                    f"{_rail_name(rail['position'], rail)}.pkeys[{index}].partition {name!r} is "
+                    f"{where}.pkeys[{index}].partition {name!r} is "
                     "no partition of ib_subnet_manager_partitions (defined: "
                     f"{', '.join(sorted(known)) or 'none'})"
                 )
                 continue
             full = known[name] | 0x8000
-            pkeys.append(dict(pkey, pkey=full, netdev_suffix=f"{full:04x}"))
+            pkey = dict(pkey, pkey=full, netdev_suffix=f"{full:04x}")
+            if datagram:
+                pkey["mtu"] = _ipoib_mtu(
+                    f"{where}.pkeys[{index}].mtu",
+                    pkey.get("mtu"),
+                    pkey.get("mtu") is not None,
+                    name,
+                    ib_mtu[name],
+                    errors,
+                )
+            pkeys.append(pkey)
         out.append(dict(rail, pkeys=pkeys))
     return (None, errors) if errors else (out, [])
+
+
+def _ipoib_mtu(where, mtu, given, partition, ib_bytes, errors):
+    """A datagram IPoIB netdev's MTU on a partition: the partition's IB MTU minus the
+    IPoIB header unless given; a given MTU above that is an error (the kernel would cap
+    it, and the rail would never come up as planned)."""
+    ceiling = ib_bytes - IPOIB_HEADER
+    if not given or mtu is None:
+        return ceiling
+    if isinstance(mtu, int) and mtu > ceiling:
+        errors.append(
+            f"{where} {mtu} is above the datagram IPoIB MTU of partition {partition!r} "
+            f"(IB MTU {ib_bytes} - {IPOIB_HEADER} = {ceiling}; the partition's mtu in "
+            "ib_subnet_manager_partitions): the kernel caps it there"
+        )
+    return mtu
 
 
 def _addresses(entry):
@@ -594,7 +749,13 @@ def fabric_rails(rails, hosts_vars, policy_mtu=None):
     return (None, errors) if errors else (plan, [])
 
 
-def resolve_rails(entries, devices, host="this host"):
+# Enhanced IPoIB (the mlx5 driver: ConnectX-4 and later, with ib_ipoib's ipoib_enhanced
+# parameter 1, its default) offloads IPoIB to the NIC and runs datagram mode only;
+# ConnectX-3 (mlx4) and older run connected mode.
+ENHANCED_IPOIB_DRIVERS = ("mlx5",)
+
+
+def resolve_rails(entries, devices, host="this host", ipoib_enhanced=None):
     """Bind a host's rail entries to its RDMA ports: (entries with device/netdev/port
     record, errors). devices: rdma_devices_info's ``devices``.
 
@@ -639,6 +800,15 @@ def resolve_rails(entries, devices, host="this host"):
                 f"the plan says {entry['link_layer']}"
             )
             continue
+        if entry.get("ipoib_mode") == "connected" and ipoib_enhanced is not False:
+            enhanced = device["name"].startswith(ENHANCED_IPOIB_DRIVERS)
+            if enhanced or ipoib_enhanced:
+                errors.append(
+                    f"{host}: rail {entry['name']}: ipoib_mode connected on {device['name']}, "
+                    "which runs enhanced IPoIB (ConnectX-4 and later with ib_ipoib's "
+                    "ipoib_enhanced=1): datagram mode only; set ipoib_mode: datagram"
+                )
+                continue
         netdev = port.get("netdev")
         if netdev and netdev in netdevs:
             errors.append(

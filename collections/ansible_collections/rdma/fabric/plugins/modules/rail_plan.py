@@ -18,6 +18,12 @@ description:
     the host(s) - for example the same address on two hosts (both named), an address
     outside its rail's subnet, a host without C(rdma_rail_host_index) or explicit
     addresses, or a P_Key partition that C(ib_subnet_manager_partitions) does not define.
+  - Also refused - two rails (or P_Key children) whose subnets overlap, the same IPv6
+    subnet on two rails, a network or broadcast address as a host's address or a
+    gateway, a fixed gateway on a /31 or /30 rail (each host has its own block - use
+    C(peer) as the gateway), a P_Key child MTU outside its parent's IPoIB mode range, and a
+    rail subnet that overlaps a host's management network (the network of its
+    default route, from the gathered facts of the hosts that have them; the hosts named).
   - Meant for C(run_once), so the fabric-wide check costs one pass over the hosts.
 version_added: 0.3.0
 author: rdma-fabric contributors (@rdma-fabric)

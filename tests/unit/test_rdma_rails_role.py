@@ -1,0 +1,122 @@
+"""The rdma_rails role's task order where it matters to the host's own networking.
+Behaviour on a real systemd-networkd is proven by Molecule (molecule/default,
+molecule/netplan: a foreign ip rule and routes survive converge and a networkd restart);
+these tests pin the order and the drop-in's content without a container."""
+
+from __future__ import annotations
+
+import configparser
+
+import yaml
+from conftest import ROLES_DIR
+
+ROLE = ROLES_DIR / "rdma_rails"
+
+
+def _tasks(name):
+    return yaml.safe_load((ROLE / "tasks" / name).read_text())
+
+
+def _role_vars():
+    return yaml.safe_load((ROLE / "vars" / "main.yml").read_text())
+
+
+def _index(tasks, module_key):
+    return [i for i, t in enumerate(tasks) if module_key in t]
+
+
+def test_networkd_dropin_keeps_foreign_rules_and_routes():
+    # networkd.conf(5): both default to yes; =no keeps what other software wrote.
+    role_vars = _role_vars()
+    assert role_vars["__rdma_rails_networkd_conf"].startswith("/etc/systemd/networkd.conf.d/")
+    assert role_vars["__rdma_rails_networkd_conf"].endswith(".conf")
+    conf = configparser.ConfigParser()
+    conf.optionxform = str
+    conf.read_string(role_vars["__rdma_rails_networkd_conf_content"])
+    assert dict(conf["Network"]) == {
+        "ManageForeignRoutingPolicyRules": "no",
+        "ManageForeignRoutes": "no",
+    }
+
+
+def test_dropin_is_written_before_networkd_is_enabled_or_started():
+    tasks = _tasks("networkd_service.yml")
+    names = [t["name"] for t in tasks]
+    dropin = next(
+        i
+        for i, t in enumerate(tasks)
+        if "ansible.builtin.copy" in t
+        and t["ansible.builtin.copy"]["dest"] == "{{ __rdma_rails_networkd_conf }}"
+    )
+    networkd = [
+        i
+        for i in _index(tasks, "ansible.builtin.systemd_service")
+        if tasks[i]["ansible.builtin.systemd_service"]["name"] == "systemd-networkd.service"
+    ]
+    assert networkd, names
+    assert dropin < min(networkd), names
+    # A running networkd reads networkd.conf only at start: a new drop-in restarts it.
+    start = tasks[max(networkd)]["ansible.builtin.systemd_service"]["state"]
+    assert "__rdma_rails_networkd_conf_written is changed" in start
+
+
+def test_both_networkd_backends_run_the_service_tasks_before_any_reload():
+    # The reload (networkctl reload) is in apply.yml, which main.yml runs after the
+    # backend's tasks; netplan's generate must not precede the drop-in either.
+    for backend in ("networkd.yml", "netplan.yml"):
+        tasks = _tasks(backend)
+        imports = [t.get("ansible.builtin.import_tasks") for t in tasks]
+        assert "networkd_service.yml" in imports, backend
+        service = imports.index("networkd_service.yml")
+        for i, t in enumerate(tasks):
+            if "ansible.builtin.command" in t:
+                assert i > service, (backend, t["name"])
+    main = [t["name"] for t in _tasks("main.yml")]
+    block = next(t for t in _tasks("main.yml") if "block" in t)
+    order = [
+        t.get("ansible.builtin.include_tasks") or t.get("ansible.builtin.import_tasks")
+        for t in block["block"]
+    ]
+    assert order.index("{{ __rdma_rails_backend }}.yml") < order.index("apply.yml"), main
+
+
+def test_the_dropin_directory_is_made_first():
+    tasks = _tasks("networkd_service.yml")
+    made = next(
+        i
+        for i, t in enumerate(tasks)
+        if "ansible.builtin.file" in t and t["ansible.builtin.file"].get("state") == "directory"
+    )
+    assert "__rdma_rails_networkd_conf | dirname" in tasks[made]["ansible.builtin.file"]["path"]
+    copy = next(i for i, t in enumerate(tasks) if "ansible.builtin.copy" in t)
+    assert made < copy
+
+
+def test_a_host_that_cannot_bind_stops_every_host_before_any_change():
+    block = next(t for t in _tasks("main.yml") if "block" in t)["block"]
+    bind = next(t for t in block if t.get("ansible.builtin.import_tasks") == "bind.yml")
+    assert bind.get("any_errors_fatal") is True
+    # bind.yml itself only reads (rdma_devices_info) and sets facts.
+    for task in _tasks("bind.yml"):
+        assert set(task) & {
+            "rdma.fabric.rdma_devices_info",
+            "ansible.builtin.set_fact",
+            "ansible.builtin.slurp",
+        }, task
+
+
+def test_no_gpu_hosts_group_is_said_not_silently_skipped():
+    warn = next(t for t in _tasks("main.yml") if "gpu_hosts" in t["name"])
+    assert "groups['gpu_hosts'] is not defined" in warn["when"]
+    assert "/etc/nccl.conf" in warn["ansible.builtin.debug"]["msg"]
+    assert "rdma_rails_nccl" in warn["ansible.builtin.debug"]["msg"]
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    assert "gpu_hosts" in defaults["rdma_rails_nccl"]
+
+
+def test_nccl_reads_the_gid_tables_after_the_rails_are_live():
+    tasks = _tasks("nccl.yml")
+    assert "rdma.fabric.rdma_devices_info" in tasks[0]
+    assert "__rdma_rails_devices_live.devices" in tasks[1]["ansible.builtin.copy"]["content"]
+    order = [t["name"] for t in _tasks("main.yml")]
+    assert order.index("Make the rails real") < order.index("Write /etc/nccl.conf from the plan")
