@@ -76,20 +76,21 @@ def summarise(figures: dict) -> dict:
         "wall_s": first.get("wall"),
         "cpu_s": first.get("controller_cpu"),
         "maxrss_kib": first.get("controller_maxrss_kib"),
-        "memory_mib": round(figures.get("memory_bytes", 0) / 2**20),
+        "memory_mib": round(figures.get("memory", {}).get("usage", 0) / 2**20),
         "stages": per_stage(first),
     }
 
 
 def table(growth: list[dict]) -> str:
     lines = [
-        "| hosts | commit | first run wall s | controller CPU s | CPU s/host | controller RSS MiB "
-        "| fleet memory MiB | runs rc (first, second, check) | second run changed |",
-        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
+        "| hosts | commit | verify | first run wall s | controller CPU s | CPU s/host "
+        "| controller RSS MiB | fleet memory MiB | runs rc (first, second, check) "
+        "| second run changed |",
+        "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
     ]
     for g in growth:
         lines.append(
-            f"| {g['count']} | {g['commit']} | {g['wall_s']} | {g['cpu_s']} | "
+            f"| {g['count']} | {g['commit']} | {g['verify_mode']} | {g['wall_s']} | {g['cpu_s']} | "
             f"{g['cpu_s'] / g['count']:.2f} | {(g['maxrss_kib'] or 0) // 1024} | "
             f"{g['memory_mib']} | "
             f"{', '.join(str(r) for r in g['rc'])} | {g['second_changed']} |"

@@ -117,9 +117,10 @@ def fault_plan(hosts: list[str]) -> dict:
 
 def record_host(root: Path, name: str, position: int, faults: dict | None = None) -> None:
     """Write the host's recorded tree, ibv_devinfo output and perftest stand-in map."""
-    if root.exists():
-        shutil.rmtree(root)
-    root.mkdir(parents=True)
+    # Emptied, not removed: the directory is bind-mounted into the running container.
+    root.mkdir(parents=True, exist_ok=True)
+    for entry in root.iterdir():
+        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     index = FIRST_INDEX + position
     devinfo, perftest = [], {}
     dead = {d["rail"] for d in (faults or {}).get("dead", []) if d["host"] == name}
@@ -443,21 +444,24 @@ def down(state: Path, quiet: bool = False) -> None:
         print(f"fleet down: {len(containers)} containers, {len(networks)} networks removed")
 
 
-def fleet_memory() -> int:
-    """Bytes of memory the fleet's containers use (docker stats, one sample)."""
-    out = sh("docker", "stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}")
-    total = 0.0
-    units = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
-    for line in out.splitlines():
-        name, usage = line.split(" ", 1)
-        if not name.startswith(PREFIX):
-            continue
-        value = usage.split("/")[0].strip()
-        for unit, scale in sorted(units.items(), key=lambda u: -len(u[0])):
-            if value.endswith(unit):
-                total += float(value[: -len(unit)]) * scale
-                break
-    return int(total)
+def fleet_memory() -> dict:
+    """Memory of the fleet's containers from their cgroups (docker stats prints 0 B on
+    this machine's cgroup v1): usage (page cache included: the conservative figure) and
+    RSS, in bytes, summed over every container the harness made."""
+    ids = sh("docker", "ps", "-q", "--no-trunc", "--filter", f"label={LABEL}").split()
+    usage = rss = 0
+    for cid in ids:
+        v1 = Path("/sys/fs/cgroup/memory/docker", cid)
+        v2 = Path("/sys/fs/cgroup/system.slice", f"docker-{cid}.scope")
+        if (v1 / "memory.usage_in_bytes").exists():
+            usage += int((v1 / "memory.usage_in_bytes").read_text())
+            stat = dict(line.split() for line in (v1 / "memory.stat").read_text().splitlines())
+            rss += int(stat.get("total_rss", 0))
+        elif (v2 / "memory.current").exists():
+            usage += int((v2 / "memory.current").read_text())
+            stat = dict(line.split() for line in (v2 / "memory.stat").read_text().splitlines())
+            rss += int(stat.get("anon", 0))
+    return {"containers": len(ids), "usage": usage, "rss": rss}
 
 
 def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml") -> dict:
@@ -466,7 +470,8 @@ def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml"
     env = dict(
         os.environ,
         ANSIBLE_CALLBACK_PLUGINS=str(HERE / "callback_plugins"),
-        ANSIBLE_CALLBACKS_ENABLED="fleet_stages,ansible.builtin.timer",
+        ANSIBLE_CALLBACKS_ENABLED="fleet_stages,ansible.builtin.timer,ansible.posix.profile_tasks",
+        PROFILE_TASKS_TASK_OUTPUT_LIMIT="25",
         RDMA_FLEET_STAGES=str(stages),
         ANSIBLE_CACHE_PLUGIN="memory",
         ANSIBLE_PIPELINING="true",
@@ -488,19 +493,27 @@ def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml"
 
 
 class Silencer(threading.Thread):
-    """Pause one host once verify's traffic starts (a perftest process runs anywhere)."""
+    """Stop one host once verify's traffic starts (a perftest test runs on a watched
+    host: `ib_write_bw -d DEV`, not the `--version` probe of the health checks).
+
+    The host is killed (docker kill: a server that crashed or lost power): a paused
+    container would hang Ansible's docker exec with no timeout at all, where an SSH
+    connection to a hung host ends after ansible.cfg's ServerAliveInterval.
+    """
 
     def __init__(self, container: str, watch: list[str]):
         super().__init__(daemon=True)
         self.container, self.watch, self.done = container, watch, threading.Event()
-        self.paused_at = None
+        self.stopped_at = None
 
     def run(self) -> None:
         while not self.done.is_set():
             for other in self.watch:
-                if sh("docker", "exec", other, "pgrep", "-f", "perftest_standin", check=False):
-                    sh("docker", "pause", self.container)
-                    self.paused_at = time.time()
+                if sh(
+                    "docker", "exec", other, "pgrep", "-f", "perftest_standin.py -d ", check=False
+                ):
+                    sh("docker", "kill", self.container)
+                    self.stopped_at = time.time()
                     return
             time.sleep(0.5)
 
@@ -548,7 +561,7 @@ def main() -> int:
             mode = ["-e", f"rdma_verify_mode={args.verify_mode}"]
             figures["verify_mode"] = args.verify_mode
             figures["first"] = playbook(state, "first", mode)
-            figures["memory_bytes"] = fleet_memory()
+            figures["memory"] = fleet_memory()
             figures["second"] = playbook(state, "second", mode)
             figures["check"] = playbook(state, "check", [*mode, "--check", "--diff"])
         if args.command == "faults" or (args.command == "all" and args.faults):
@@ -574,10 +587,8 @@ def run_faults(state: Path, extra: list[str]) -> dict:
     finally:
         silencer.done.set()
         silencer.join(timeout=5)
-        if silencer.paused_at:
-            sh("docker", "unpause", silencer.container, check=False)
     result["plan"] = plan
-    result["silenced"] = silencer.paused_at is not None
+    result["silenced"] = silencer.stopped_at is not None
     report = state / "reports/latest/report.json"
     result["report"] = str(report) if report.exists() else None
     return result
