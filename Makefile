@@ -15,7 +15,7 @@ ifneq ($(RDMA_LAB_MITOGEN),0)
 LAB_ANSIBLE_ENV = ANSIBLE_TIMEOUT=60 ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
 endif
 
-.PHONY: help deps venv docker images lab-image lint sanity changelog unit molecule ee e2e bench lab-up lab-down demo test test-fast clean
+.PHONY: help deps venv docker images lab-image lint sanity changelog unit molecule ee e2e bench fleet lab-up lab-down demo test test-fast clean
 
 help:
 	@echo "make demo        bring up the Soft-RoCE lab (3 VMs) and run site.yml against it"
@@ -29,6 +29,7 @@ help:
 	@echo "make lab-image   build the lab VM image (cached in $(RDMA_FABRIC_CACHE)/lab)"
 	@echo "make lab-up      boot the lab VMs (idempotent); make lab-down stops them"
 	@echo "make e2e         lab end-to-end test: lab up, site.yml twice, real traffic, --check --diff, a fault run, lab down"
+	@echo "make fleet       FLEET=16 containers as 8-rail GPU servers + 8 stand-in leaves: site.yml twice, --check, faults"
 	@echo "make bench       pair_rounds and rdma_verify's controller work (32 x 8, 4,096 x 8); BENCH_ARGS=--run: the lab's"
 
 deps:
@@ -108,6 +109,16 @@ e2e: venv
 # Soft-RoCE links: make demo).
 bench: venv
 	$(LAB_ANSIBLE_ENV) $(VENV)/bin/python tests/bench/bench_verify.py $(BENCH_ARGS)
+	$(VENV)/bin/python tests/fleet/bench_fleet.py $(if $(BENCH_FLEET),--run $(BENCH_FLEET))
+
+# The fleet (tests/fleet, README "Rack scale"): FLEET containers of the project's Debian
+# image as 8-rail GPU servers with recorded ConnectX trees and the NIC tools' stand-ins,
+# 8 stand-in leaves; site.yml first run, second run (changed=0), --check --diff, then the
+# fault plan judged by verify.yml; torn down after. FLEET_VERIFY_MODE: full or quick.
+FLEET ?= 16
+fleet: venv images
+	RDMA_FLEET=$(FLEET) $(if $(FLEET_VERIFY_MODE),RDMA_FLEET_VERIFY_MODE=$(FLEET_VERIFY_MODE)) \
+	    tests/harness/run-pytest.sh tests/fleet -v
 
 test-fast: lint unit
 

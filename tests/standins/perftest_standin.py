@@ -11,7 +11,7 @@ file descriptor for socket connection") when nothing listens; `--version` prints
 
 No RDMA traffic: the bandwidth it prints is made up. Which host it runs as comes from
 its -d device, looked up in the JSON map named by RDMA_PERFTEST_STANDIN (device ->
-{address, sysfs_root, faults}); a server binds its device's address (127.x, loopback).
+{address, sysfs_root, faults, gbps}); a server binds its device's address (127.x, loopback).
 Faults of a device (as client):
   slow        prints 0.001 Gb/s (an egress throttled to 1 Mbit/s)
   flap_once   the first run fails as perftest does when its peer's keys never come
@@ -93,7 +93,8 @@ def main(argv):
             print("ethernet_read_keys: Couldn't read remote address", file=sys.stderr)
             print(" Unable to read from socket/rdma_cm", file=sys.stderr)
             return 1
-        gbps = 0.001 if "slow" in faults else 0.09
+        # "gbps" in the map: the port's rate (the fleet's fault plan), default 0.09.
+        gbps = 0.001 if "slow" in faults else float(me.get("gbps", 0.09))
         if "link_downed" in faults:
             counter = Path(me["sysfs_root"], "sys/class/infiniband", device, "ports/1/counters")
             value = int((counter / "link_downed").read_text())

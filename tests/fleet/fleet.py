@@ -1,0 +1,598 @@
+#!/usr/bin/env python3
+"""The fleet: N containers as 8-rail "GPU servers" and 8 stand-in leaf switches, for
+site.yml at rack scale (issue 26). A test world, not a rack: no RDMA, no switch ASIC.
+
+    fleet.py up N          build the world (containers, rail networks, leaves, inventory)
+    fleet.py run [--faults] site.yml first run, second run, --check --diff; with --faults,
+                           the fault plan is planted and verify.yml judged (report)
+    fleet.py down          remove every container, network and process the harness made
+    fleet.py all N         up, run (and faults with --faults), down; prints the figures
+
+What a host is (each fact from the recorded shapes of tests/unit/sysfs_tree.py and
+tests/harness/recorded_roce_host.py):
+  - a systemd container of rdma-fabric/fleet:bookworm (tests/fleet/build-fleet-image.sh:
+    the project's Debian image + the packages site.yml installs, fetched once), with the
+    capabilities/tmpfs/cgroup mounts of the Molecule scenarios (--privileged fails here);
+  - a recorded sysfs tree of 8 ConnectX-6 Dx RoCE ports (one per rail), bind-mounted at
+    /var/lib/rdma-fabric-recorded and read by the roles through their *_sysfs_root;
+    every 4th host has DGX-style device names (the DGX H100 compute NICs mlx5_0, 3-6, 9-11,
+    bound per host with rdma_rail_devices), the 3rd host has its rails in reverse order;
+  - one real netdev per rail: the container's interface on the docker network of that
+    rail (created by the harness, --internal: the rails reach only each other), renamed
+    to the recorded netdev name, so rdma_rails' networkd configures a real link;
+  - the stand-ins of tests/standins on PATH: mlnx_qos, dcb, ethtool, ibv_devinfo and
+    ib_write_bw (perftest_standin.py: the rate of each port comes from the fault plan).
+The leaves (leaf k serves rail k): NVUE REST stand-ins for leaf0-3 (processes on
+127.0.0.1 with their own CA), SONiC CLI stand-ins for leaf4-5 (containers), and leaf6-7
+EOS: there is no EOS stand-in in the repository, so they run roce_switch_qos_state:
+rendered (their CLI is written under the fleet's reports, nothing connects).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path[:0] = [str(REPO / "tests/unit"), str(REPO / "tests/harness")]
+
+import recorded_roce_host  # noqa: E402
+import sysfs_tree as st  # noqa: E402
+
+PREFIX = "rf-fleet"
+LABEL = "rdma-fabric.fleet"
+IMAGE = "rdma-fabric/fleet:bookworm"
+RAILS = 8
+# Rail k is 10.246.k.0/24 (a documentation-free private range no other world here uses);
+# docker's bridge of the rail network takes .1, hosts start at .11 (rdma_rail_host_index).
+RAIL_SUBNET = "10.246.{k}.0/24"
+FIRST_INDEX = 11
+# PCI buses of the 8 NICs of a host (the layout of an 8-GPU server: one NIC per PCIe
+# switch), the netdev name follows the kernel's predictable naming (enp<bus>s0np0).
+BUSES = [0x0C, 0x12, 0x1B, 0x23, 0x8C, 0x92, 0x9B, 0xA3]
+# DGX H100: the 8 compute ConnectX-7 ports are mlx5_0, mlx5_3-6 and mlx5_9-11 (the
+# storage/in-band ports take the other numbers; NVIDIA DGX H100 User Guide, "Network
+# Ports"). The names only matter here: the harness records them as RoCE ports.
+DGX_NAMES = [0, 3, 4, 5, 6, 9, 10, 11]
+LEAVES = [
+    ("leaf0", "cumulus"),
+    ("leaf1", "cumulus"),
+    ("leaf2", "cumulus"),
+    ("leaf3", "cumulus"),
+    ("leaf4", "sonic"),
+    ("leaf5", "sonic"),
+    ("leaf6", "eos"),
+    ("leaf7", "eos"),
+]
+NORMAL_GBPS = 0.09  # what perftest_standin.py prints for a healthy port
+MIN_GBPS = 0.05  # rdma_verify_min_gbps of the fleet: 10% and 30% ports fail, 100% pass
+DEFAULT_STATE = REPO / ".cache/fleet"
+HOST_ROOT = "/var/lib/rdma-fabric-recorded"
+STANDINS = "/opt/rdma-fabric-standins"
+
+
+def sh(*argv: str, check: bool = True, capture: bool = True) -> str:
+    done = subprocess.run(argv, check=False, text=True, capture_output=capture)
+    if check and done.returncode:
+        raise SystemExit(f"{' '.join(argv)}: exit {done.returncode}\n{done.stderr}")
+    return (done.stdout or "").strip()
+
+
+def host_names(count: int) -> list[str]:
+    return [f"gpu{i:03d}" for i in range(1, count + 1)]
+
+
+def host_layout(position: int) -> list[tuple[str, int, str]]:
+    """(device, bus, netdev) of rail 0..7 of the host at this 0-based position."""
+    names = [f"mlx5_{n}" for n in (DGX_NAMES if position % 4 == 3 else range(RAILS))]
+    nics = [(names[k], BUSES[k], f"enp{BUSES[k]}s0np0") for k in range(RAILS)]
+    return nics[::-1] if position == 2 else nics
+
+
+def rail_address(k: int, index: int) -> str:
+    return f"10.246.{k}.{index}"
+
+
+def fault_plan(hosts: list[str]) -> dict:
+    """The faults of issue 26 item 3, on hosts chosen by position (any N >= 8)."""
+    half = hosts[len(hosts) // 2 : -1]
+    return {
+        "slow": {"host": hosts[4], "rail": 3, "fraction": 0.10},
+        "dead": [{"host": hosts[5], "rail": 5}, {"host": hosts[6], "rail": 5}],
+        # Half of leaf1's ports (the second half of the hosts, but the silent one) at 30 %.
+        "leaf_half": {"leaf": "leaf1", "rail": 1, "hosts": half, "fraction": 0.30},
+        "silent": {"host": hosts[-1]},
+    }
+
+
+def record_host(root: Path, name: str, position: int, faults: dict | None = None) -> None:
+    """Write the host's recorded tree, ibv_devinfo output and perftest stand-in map."""
+    # Emptied, not removed: the directory is bind-mounted into the running container.
+    root.mkdir(parents=True, exist_ok=True)
+    for entry in root.iterdir():
+        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    index = FIRST_INDEX + position
+    devinfo, perftest = [], {}
+    dead = {d["rail"] for d in (faults or {}).get("dead", []) if d["host"] == name}
+    for k, (device, bus, netdev) in enumerate(host_layout(position)):
+        guid = f"946d:ae03:00c2:{position:02x}{k:02x}"
+        st.add_cx6dx_roce(
+            root,
+            device,
+            pci=f"0000:{bus:02x}:00.0",
+            netdev=netdev,
+            up=k not in dead,
+            node_guid=guid,
+            gids=st.roce_gids(f"966d:aeff:fe03:{position:02x}{k:02x}", rail_address(k, index)),
+            mtu=9000,
+            counters={"symbol_error": 0, "link_downed": 0, "port_rcv_errors": 0},
+        )
+        devinfo.append(recorded_roce_host.DEVINFO_HCA.format(name=device, guid=guid))
+        gbps = NORMAL_GBPS
+        for key in ("slow", "leaf_half"):
+            fault = (faults or {}).get(key)
+            if (
+                fault
+                and fault["rail"] == k
+                and name in ([fault.get("host")] + fault.get("hosts", []))
+            ):
+                gbps = round(NORMAL_GBPS * fault["fraction"], 4)
+        perftest[device] = {
+            "address": rail_address(k, index),
+            "sysfs_root": HOST_ROOT,
+            "faults": [],
+            "gbps": gbps,
+        }
+    boot = root / "proc/sys/kernel/random/boot_id"
+    boot.parent.mkdir(parents=True, exist_ok=True)
+    boot.write_text(f"5e1f0000-0000-4000-8000-{position:012d}\n")
+    (root / "ibv_devinfo.txt").write_text("".join(devinfo))
+    (root / "perftest.json").write_text(json.dumps(perftest, indent=1))
+
+
+# Run inside each host once it is up: the rail interfaces get their recorded names, the
+# stand-ins go on PATH and get their per-port state. /proc/sys is made writable as
+# rdma_rails' Molecule scenario does (docker mounts it read-only; the role sets sysctls).
+HOST_SETUP = r"""
+set -e
+mount -o remount,rw /proc/sys
+for spec in $RAILS; do
+    addr=${spec%%=*}; name=${spec#*=}
+    dev=$(ip -o -4 addr show | awk -v a="$addr" '$4 ~ "^"a"/" {print $2; exit}')
+    dev=${dev%%@*}
+    if [ -n "$dev" ] && [ "$dev" != "$name" ]; then
+        ip link set dev "$dev" down
+        ip link set dev "$dev" name "$name"
+    fi
+    ip link set dev "$name" up
+done
+S=/opt/rdma-fabric-standins
+ln -sf $S/mlnx_qos /usr/local/sbin/mlnx_qos
+ln -sf $S/ethtool /usr/local/sbin/ethtool
+ln -sf $S/ibv_devinfo /usr/local/bin/ibv_devinfo
+[ -e /usr/sbin/dcb.iproute2 ] || cp -p /usr/sbin/dcb /usr/sbin/dcb.iproute2
+ln -sf $S/dcb /usr/local/sbin/dcb
+cat > /usr/local/bin/ib_write_bw <<EOF
+#!/bin/sh
+# STAND-IN: tests/standins/perftest_standin.py (no RDMA traffic)
+RDMA_PERFTEST_STANDIN=/var/lib/rdma-fabric-recorded/perftest.json \\
+    exec python3 $S/perftest_standin.py "\$@"
+EOF
+chmod 755 /usr/local/bin/ib_write_bw
+mkdir -p /var/lib/ibv-devinfo-standin
+ln -sf /var/lib/rdma-fabric-recorded/ibv_devinfo.txt /var/lib/ibv-devinfo-standin/output.txt
+for spec in $RAILS; do
+    name=${spec#*=}
+    [ -e /var/lib/mlnx-qos-standin/$name.json ] || mlnx_qos --standin-init "$name"
+    [ -e /var/lib/ethtool-standin/$name.storm ] || ethtool --standin-init "$name"
+done
+"""
+
+
+def docker_common(name: str, hostname: str) -> list[str]:
+    return [
+        "--name", name, "--hostname", hostname, "--label", f"{LABEL}=1",
+        "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN",
+        "--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
+        "-e", "container=docker", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw",
+        "--tmpfs", "/run", "--tmpfs", "/run/lock",
+    ]  # fmt: skip
+
+
+def make_networks() -> None:
+    sh("docker", "network", "create", "--label", f"{LABEL}=1", f"{PREFIX}-mgmt")
+    for k in range(RAILS):
+        sh(
+            "docker", "network", "create", "--internal", "--label", f"{LABEL}=1",
+            "--subnet", RAIL_SUBNET.format(k=k), "-o", "com.docker.network.driver.mtu=9000",
+            f"{PREFIX}-rail{k}",
+        )  # fmt: skip
+
+
+def start_host(state: Path, name: str, position: int) -> None:
+    container = f"{PREFIX}-{name}"
+    index = FIRST_INDEX + position
+    sh(
+        "docker", "create", *docker_common(container, name), "--network", f"{PREFIX}-mgmt",
+        "-v", f"{state / 'hosts' / name}:{HOST_ROOT}:rw",
+        "-v", f"{REPO / 'tests/standins'}:{STANDINS}:ro",
+        IMAGE, "/lib/systemd/systemd",
+    )  # fmt: skip
+    for k in range(RAILS):
+        sh(
+            "docker",
+            "network",
+            "connect",
+            "--ip",
+            rail_address(k, index),
+            f"{PREFIX}-rail{k}",
+            container,
+        )
+    sh("docker", "start", container)
+
+
+def setup_host(name: str, position: int) -> None:
+    index = FIRST_INDEX + position
+    rails = " ".join(
+        f"{rail_address(k, index)}={nic[2]}" for k, nic in enumerate(host_layout(position))
+    )
+    sh("docker", "exec", "-e", f"RAILS={rails}", f"{PREFIX}-{name}", "sh", "-c", HOST_SETUP)
+
+
+def make_tls(state: Path) -> None:
+    tls = state / "tls"
+    tls.mkdir(parents=True, exist_ok=True)
+    sh(
+        "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+        "-nodes", "-keyout", str(tls / "nvue.key"), "-out", str(tls / "nvue.crt"), "-days", "1",
+        "-subj", "/CN=nvue-standin", "-addext", "subjectAltName=IP:127.0.0.1",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+    )  # fmt: skip
+
+
+def start_leaves(state: Path, count: int) -> dict:
+    """Start the NVUE and SONiC stand-ins; return {leaf: inventory vars}."""
+    make_tls(state)
+    leaves = {}
+    pids = []
+    base = 28765
+    seed = json.loads(
+        (REPO / "tests/unit/fixtures/switch_qos/configdb_buffers_dynamic.json").read_text()
+    )
+    for number, (leaf, os_name) in enumerate(LEAVES):
+        # One port per host (Ethernet0, 4, 8 ... on SONiC; swp1.. on Cumulus, Ethernet1/1..
+        # on EOS) and two uplinks after them.
+        if os_name == "cumulus":
+            ports = [f"swp{i}" for i in range(1, count + 3)]
+            applied = state / f"{leaf}.applied.json"
+            applied.write_text(
+                json.dumps({"system": {"build": "Cumulus Linux 5.9.1", "hostname": leaf}})
+            )
+            log = open(state / f"{leaf}.log", "w")  # noqa: SIM115 the process keeps it
+            proc = subprocess.Popen(
+                [sys.executable, str(REPO / "tests/standins/nvue_api.py"), "--bind", "127.0.0.1",
+                 "--port", str(base + number), "--cert", str(state / "tls/nvue.crt"),
+                 "--key", str(state / "tls/nvue.key"), "--applied", str(applied)],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+            pids.append(proc.pid)
+            leaves[leaf] = {
+                "ansible_connection": "local",
+                "roce_switch_qos_nvue_host": "127.0.0.1",
+                "roce_switch_qos_nvue_port": base + number,
+                "roce_switch_qos_nvue_password": "CumulusLinux!",
+                "roce_switch_qos_ca_path": str(state / "tls/nvue.crt"),
+                "roce_switch_qos_use_proxy": False,
+            }
+        elif os_name == "sonic":
+            ports = [f"Ethernet{4 * i}" for i in range(count + 2)]
+            db = json.loads(json.dumps(seed))
+            template = db["PORT"]["Ethernet0"]
+            db["PORT"] = {
+                p: dict(template, alias=f"etp{i}", lanes=str(4 * i)) for i, p in enumerate(ports)
+            }
+            path = state / f"{leaf}.config_db.json"
+            path.write_text(json.dumps(db, indent=1))
+            container = f"{PREFIX}-{leaf}"
+            sh(
+                "docker", "run", "-d", "--name", container, "--hostname", leaf,
+                "--label", f"{LABEL}=1", "--network", f"{PREFIX}-mgmt",
+                "-e", "SONIC_STANDIN_DB=/var/lib/sonic-standin/config_db.json",
+                "-v", f"{REPO / 'tests/standins/sonic'}:/opt/sonic-standin:ro",
+                IMAGE, "sleep", "infinity",
+            )  # fmt: skip
+            sh("docker", "exec", container, "sh", "-c",
+               "mkdir -p /var/lib/sonic-standin && for t in show config sonic-cfggen; do "
+               "ln -sf /opt/sonic-standin/$t /usr/local/bin/$t; done")  # fmt: skip
+            sh("docker", "cp", str(path), f"{container}:/var/lib/sonic-standin/config_db.json")
+            leaves[leaf] = {
+                "ansible_connection": "community.docker.docker",
+                "ansible_host": container,
+                "roce_switch_qos_sonic_become": False,
+            }
+        else:
+            leaves[leaf] = {"ansible_connection": "local", "roce_switch_qos_state": "rendered"}
+            ports = [f"Ethernet{i}/1" for i in range(1, count + 3)]
+        leaves[leaf]["roce_switch_qos_ports"] = ports
+        leaves[leaf]["roce_switch_qos_uplinks"] = ports[-2:]
+    (state / "pids").write_text("".join(f"{p}\n" for p in pids))
+    return leaves
+
+
+def write_inventory(state: Path, hosts: list[str], leaves: dict) -> Path:
+    inv = state / "inventory"
+    (inv / "group_vars").mkdir(parents=True, exist_ok=True)
+    host_vars = {}
+    for position, name in enumerate(hosts):
+        layout = host_layout(position)
+        entry = {"ansible_host": f"{PREFIX}-{name}", "rdma_rail_host_index": FIRST_INDEX + position}
+        devices = {f"rail{k}": nic[0] for k, nic in enumerate(layout) if nic[0] != f"mlx5_{k}"}
+        if devices:
+            entry["rdma_rail_devices"] = devices
+        host_vars[name] = entry
+    groups = {"cumulus": {}, "sonic": {}, "eos": {}}
+    for leaf, os_name in LEAVES:
+        groups[os_name][leaf] = leaves[leaf]
+    inventory = {
+        "all": {
+            "children": {
+                "rdma_hosts": {"children": {"roce_hosts": {"hosts": host_vars}, "ib_hosts": {}}},
+                "gpu_hosts": {"hosts": {name: {} for name in hosts}},
+                "subnet_managers": {},
+                "switches": {
+                    "children": {
+                        "cumulus_switches": {
+                            "hosts": groups["cumulus"],
+                            "vars": {"rdma_switch_os": "cumulus"},
+                        },
+                        "sonic_switches": {
+                            "hosts": groups["sonic"],
+                            "vars": {"rdma_switch_os": "sonic"},
+                        },
+                        "eos_switches": {"hosts": groups["eos"], "vars": {"rdma_switch_os": "eos"}},
+                    }
+                },
+            }
+        }
+    }
+    (inv / "hosts.yml").write_text(json.dumps(inventory, indent=1))
+    group_all = {
+        "rdma_rails": [
+            {
+                "name": f"rail{k}",
+                "device": f"mlx5_{k}",
+                "subnet": RAIL_SUBNET.format(k=k),
+                "mtu": 9000,
+            }
+            for k in range(RAILS)
+        ],
+        "roce_switch_qos_render_dir": str(state / "reports/roce_switch_qos"),
+        "rdma_verify_report_dir": str(state / "reports"),
+    }
+    group_roce = {
+        "ansible_connection": "community.docker.docker",
+        "rdma_stack_provider": "inbox",
+        "rdma_stack_gpudirect": "false",
+        "rdma_stack_load_modules": False,
+        "rdma_nic_install_tools": False,
+        "rdma_rails_sysfs_root": HOST_ROOT,
+        "roce_host_qos_sysfs_root": HOST_ROOT,
+        "roce_host_qos_require_hw": False,
+        "rdma_verify_sysfs_root": HOST_ROOT,
+        "rdma_verify_expected_device_count": RAILS,
+        "rdma_verify_min_gbps": MIN_GBPS,
+        "rdma_verify_duration": 2,
+        "rdma_verify_check_qos": False,
+    }
+    (inv / "group_vars/all.yml").write_text(json.dumps(group_all, indent=1))
+    (inv / "group_vars/roce_hosts.yml").write_text(json.dumps(group_roce, indent=1))
+    return inv
+
+
+def up(count: int, state: Path) -> None:
+    down(state, quiet=True)
+    sh(str(HERE / "build-fleet-image.sh"), capture=False)
+    state.mkdir(parents=True, exist_ok=True)
+    hosts = host_names(count)
+    for position, name in enumerate(hosts):
+        record_host(state / "hosts" / name, name, position)
+    make_networks()
+    for position, name in enumerate(hosts):
+        start_host(state, name, position)
+    for position, name in enumerate(hosts):
+        wait_systemd(f"{PREFIX}-{name}")
+        setup_host(name, position)
+    leaves = start_leaves(state, count)
+    write_inventory(state, hosts, leaves)
+    (state / "fleet.json").write_text(json.dumps({"count": count, "hosts": hosts}))
+
+
+def wait_systemd(container: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = sh("docker", "exec", container, "systemctl", "is-system-running", check=False)
+        if out in ("running", "degraded"):
+            return
+        time.sleep(1)
+    raise SystemExit(f"{container}: systemd not up after {timeout} s ({out})")
+
+
+def down(state: Path, quiet: bool = False) -> None:
+    pids = state / "pids"
+    if pids.exists():
+        for line in pids.read_text().split():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(int(line), signal.SIGTERM)
+        pids.unlink()
+    containers = sh("docker", "ps", "-aq", "--filter", f"label={LABEL}").split()
+    if containers:
+        sh("docker", "rm", "-f", *containers)
+    networks = sh("docker", "network", "ls", "-q", "--filter", f"label={LABEL}").split()
+    if networks:
+        sh("docker", "network", "rm", *networks)
+    if not quiet:
+        print(f"fleet down: {len(containers)} containers, {len(networks)} networks removed")
+
+
+def fleet_memory() -> dict:
+    """Memory of the fleet's containers from their cgroups (docker stats prints 0 B on
+    this machine's cgroup v1): usage (page cache included: the conservative figure) and
+    RSS, in bytes, summed over every container the harness made."""
+    ids = sh("docker", "ps", "-q", "--no-trunc", "--filter", f"label={LABEL}").split()
+    usage = rss = 0
+    for cid in ids:
+        v1 = Path("/sys/fs/cgroup/memory/docker", cid)
+        v2 = Path("/sys/fs/cgroup/system.slice", f"docker-{cid}.scope")
+        if (v1 / "memory.usage_in_bytes").exists():
+            usage += int((v1 / "memory.usage_in_bytes").read_text())
+            stat = dict(line.split() for line in (v1 / "memory.stat").read_text().splitlines())
+            rss += int(stat.get("total_rss", 0))
+        elif (v2 / "memory.current").exists():
+            usage += int((v2 / "memory.current").read_text())
+            stat = dict(line.split() for line in (v2 / "memory.stat").read_text().splitlines())
+            rss += int(stat.get("anon", 0))
+    return {"containers": len(ids), "usage": usage, "rss": rss}
+
+
+def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml") -> dict:
+    """Run one ansible-playbook; return its figures (the stage callback's and the recap)."""
+    stages = state / f"stages-{name}.json"
+    env = dict(
+        os.environ,
+        ANSIBLE_CALLBACK_PLUGINS=str(HERE / "callback_plugins"),
+        ANSIBLE_CALLBACKS_ENABLED="fleet_stages,ansible.builtin.timer,ansible.posix.profile_tasks",
+        PROFILE_TASKS_TASK_OUTPUT_LIMIT="25",
+        RDMA_FLEET_STAGES=str(stages),
+        ANSIBLE_CACHE_PLUGIN="memory",
+        ANSIBLE_PIPELINING="true",
+        ANSIBLE_FORCE_COLOR="0",
+        ANSIBLE_NOCOLOR="1",
+        PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+    )
+    log = state / f"{name}.log"
+    started = time.monotonic()
+    with open(log, "w") as out:
+        rc = subprocess.run(
+            [str(Path(sys.executable).parent / "ansible-playbook"),
+             "-i", str(state / "inventory"), playbook, *args],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, check=False,
+        ).returncode  # fmt: skip
+    figures = json.loads(stages.read_text()) if stages.exists() else {}
+    figures.update(rc=rc, wall=round(time.monotonic() - started, 1), log=str(log))
+    return figures
+
+
+class Silencer(threading.Thread):
+    """Stop one host once verify's traffic starts (a perftest test runs on a watched
+    host: `ib_write_bw -d DEV`, not the `--version` probe of the health checks).
+
+    The host is killed (docker kill: a server that crashed or lost power): a paused
+    container would hang Ansible's docker exec with no timeout at all, where an SSH
+    connection to a hung host ends after ansible.cfg's ServerAliveInterval.
+    """
+
+    def __init__(self, container: str, watch: list[str]):
+        super().__init__(daemon=True)
+        self.container, self.watch, self.done = container, watch, threading.Event()
+        self.stopped_at = None
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            for other in self.watch:
+                if sh(
+                    "docker", "exec", other, "pgrep", "-f", "perftest_standin.py -d ", check=False
+                ):
+                    sh("docker", "kill", self.container)
+                    self.stopped_at = time.time()
+                    return
+            time.sleep(0.5)
+
+
+def plant_faults(state: Path, plan: dict) -> None:
+    hosts = json.loads((state / "fleet.json").read_text())["hosts"]
+    for position, name in enumerate(hosts):
+        root = state / "hosts" / name
+        # The tree is rewritten in place: keep the stand-ins' state beside it.
+        record_host(root, name, position, plan)
+    for dead in plan["dead"]:
+        position = hosts.index(dead["host"])
+        netdev = host_layout(position)[dead["rail"]][2]
+        sh("docker", "exec", f"{PREFIX}-{dead['host']}", "ip", "link", "set", "dev", netdev, "down")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["up", "run", "faults", "down", "all"])
+    parser.add_argument("count", nargs="?", type=int, default=8)
+    parser.add_argument("--state", type=Path, default=DEFAULT_STATE)
+    parser.add_argument("--faults", action="store_true", help="with all: also the fault run")
+    parser.add_argument("--keep", action="store_true", help="with all: leave the fleet up")
+    parser.add_argument("--out", type=Path, help="write the figures (JSON) here")
+    parser.add_argument(
+        "--verify-mode", choices=["full", "quick"], default="full",
+        help="rdma_verify_mode of every run (full: every pair, N-1 rounds; quick: 2 rounds)",
+    )  # fmt: skip
+    args = parser.parse_args()
+    state = args.state.resolve()
+    if args.command == "down":
+        down(state)
+        return 0
+    figures: dict = {}
+    try:
+        if args.command in ("up", "all"):
+            if args.count < 8:
+                parser.error("count: the fault plan needs at least 8 hosts")
+            started = time.monotonic()
+            up(args.count, state)
+            figures["up"] = round(time.monotonic() - started, 1)
+            figures["count"] = args.count
+            figures["commit"] = sh("git", "-C", str(REPO), "rev-parse", "--short", "HEAD")
+        if args.command in ("run", "all"):
+            mode = ["-e", f"rdma_verify_mode={args.verify_mode}"]
+            figures["verify_mode"] = args.verify_mode
+            figures["first"] = playbook(state, "first", mode)
+            figures["memory"] = fleet_memory()
+            figures["second"] = playbook(state, "second", mode)
+            figures["check"] = playbook(state, "check", [*mode, "--check", "--diff"])
+        if args.command == "faults" or (args.command == "all" and args.faults):
+            figures["faults"] = run_faults(state, ["-e", f"rdma_verify_mode={args.verify_mode}"])
+    finally:
+        if args.out:
+            args.out.write_text(json.dumps(figures, indent=1))
+        print(json.dumps(figures, indent=1))
+        if args.command == "all" and not args.keep:
+            down(state)
+    return 0
+
+
+def run_faults(state: Path, extra: list[str]) -> dict:
+    hosts = json.loads((state / "fleet.json").read_text())["hosts"]
+    plan = fault_plan(hosts)
+    plant_faults(state, plan)
+    watch = [f"{PREFIX}-{h}" for h in hosts[:2]]  # the silent host is the last one
+    silencer = Silencer(f"{PREFIX}-{plan['silent']['host']}", watch)
+    silencer.start()
+    try:
+        result = playbook(state, "faults", extra, playbook="rdma.fabric.verify")
+    finally:
+        silencer.done.set()
+        silencer.join(timeout=5)
+    result["plan"] = plan
+    result["silenced"] = silencer.stopped_at is not None
+    report = state / "reports/latest/report.json"
+    result["report"] = str(report) if report.exists() else None
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())
