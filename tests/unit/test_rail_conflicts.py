@@ -90,5 +90,33 @@ def test_errors_name_host_file_and_netdev():
     )
     assert conflict_errors("gpu01", found) == [
         "gpu01: /etc/systemd/network/20-wired.network also configures rail netdev ens17np0: "
-        "remove it, or set rdma_rails_take_over: true to move it aside"
+        "remove or narrow it (rdma_rails never overwrites it)"
     ]
+
+
+def test_cloud_init_netplan_by_mac_names_only_that_netdev():
+    files = {
+        "/etc/netplan/50-cloud-init.yaml": (
+            "network:\n  version: 2\n  ethernets:\n    eno1:\n"
+            "      match: {macaddress: 'aa:bb:cc:00:00:01'}\n      set-name: eno1\n"
+            "      dhcp4: true\n    nic2:\n      match: {macaddress: 'AA:BB:CC:00:00:18'}\n"
+            "      dhcp4: true\n"
+        ),
+        "/etc/systemd/network/05-mac.network": "[Match]\nMACAddress=aa:bb:cc:00:00:17\n",
+    }
+    macs = {"ens17np0": "aa:bb:cc:00:00:17", "ens18np0": "aa:bb:cc:00:00:18"}
+    found = [(c["path"], c["netdev"]) for c in conflicts(files, macs, OWN)]
+    assert found == [
+        ("/etc/netplan/50-cloud-init.yaml", "ens18np0"),
+        ("/etc/systemd/network/05-mac.network", "ens17np0"),
+    ]
+
+
+def test_the_probe_text_splits_into_files():
+    from ansible_collections.rdma.fabric.plugins.module_utils.rail_conflicts import split_probe
+
+    text = "\x1e/etc/a.network\n[Match]\nName=x\n\x1e/etc/netplan/b.yaml\nnetwork: {}\n"
+    assert split_probe(text) == {
+        "/etc/a.network": "[Match]\nName=x\n",
+        "/etc/netplan/b.yaml": "network: {}\n",
+    }

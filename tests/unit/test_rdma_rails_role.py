@@ -6,6 +6,7 @@ these tests pin the order and the drop-in's content without a container."""
 from __future__ import annotations
 
 import configparser
+import json
 
 import yaml
 from conftest import ROLES_DIR
@@ -97,12 +98,19 @@ def test_a_host_that_cannot_bind_stops_every_host_before_any_change():
     bind = next(t for t in block if t.get("ansible.builtin.import_tasks") == "bind.yml")
     assert bind.get("any_errors_fatal") is True
     # bind.yml itself only reads (rdma_devices_info) and sets facts.
-    for task in _tasks("bind.yml"):
-        assert set(task) & {
-            "rdma.fabric.rdma_devices_info",
-            "ansible.builtin.set_fact",
-            "ansible.builtin.slurp",
-        }, task
+    for task in _tasks("bind.yml") + _tasks("conflicts.yml"):
+        assert (
+            set(task)
+            & {
+                "rdma.fabric.rdma_devices_info",
+                "ansible.builtin.set_fact",
+                "ansible.builtin.slurp",
+                "ansible.builtin.import_tasks",
+            }
+            or task.get("changed_when") is False
+        ), task
+    imports = [t.get("ansible.builtin.import_tasks") for t in _tasks("bind.yml")]
+    assert "conflicts.yml" in imports
 
 
 def test_no_gpu_hosts_group_is_said_not_silently_skipped():
@@ -120,3 +128,61 @@ def test_nccl_reads_the_gid_tables_after_the_rails_are_live():
     assert "__rdma_rails_devices_live.devices" in tasks[1]["ansible.builtin.copy"]["content"]
     order = [t["name"] for t in _tasks("main.yml")]
     assert order.index("Make the rails real") < order.index("Write /etc/nccl.conf from the plan")
+
+
+CONFLICT_PLAY = """
+- name: The conflict check of rdma_rails, alone
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  vars_files: ["{role}/vars/main.yml"]
+  tasks:
+    - name: Run it
+      ansible.builtin.include_tasks: "{role}/tasks/conflicts.yml"
+"""
+
+
+def _conflict_run(tmp_path, run_cli, files):
+    root = tmp_path / "root"
+    for path, text in files.items():
+        target = root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    root.mkdir(exist_ok=True)
+    play = tmp_path / "play.yml"
+    play.write_text(CONFLICT_PLAY.format(role=ROLE))
+    extra = {
+        "__rdma_rails_config_root": str(root),
+        "__rdma_rails_links": [{"netdev": "ens17np0"}, {"netdev": "ens18np0"}],
+    }
+    return run_cli("ansible-playbook", "-i", "localhost,", str(play), "-e", json.dumps(extra))
+
+
+def test_conflicting_files_are_refused_naming_file_and_netdev(tmp_path, run_cli):
+    proc = _conflict_run(
+        tmp_path,
+        run_cli,
+        {
+            # Ubuntu cloud image style catch-all (netplan(5) match.name glob).
+            "/etc/netplan/50-cloud-init.yaml": (
+                "network:\n  version: 2\n  ethernets:\n    all:\n"
+                "      match: {name: 'ens*'}\n      dhcp4: true\n"
+            ),
+            "/etc/netplan/60-rdma-rails.yaml": "network:\n  ethernets:\n    ens17np0: {}\n",
+            "/etc/systemd/network/40-rdma-rail-rail0.network": "[Match]\nName=ens17np0\n",
+        },
+    )
+    assert proc.returncode != 0, proc.stdout
+    out = proc.stdout + proc.stderr
+    assert "localhost: /etc/netplan/50-cloud-init.yaml also configures rail netdev ens17np0" in out
+    assert "remove or narrow it" in out
+    assert "60-rdma-rails.yaml also" not in out and "40-rdma-rail-rail0" not in out
+
+
+def test_no_conflict_passes(tmp_path, run_cli):
+    proc = _conflict_run(
+        tmp_path,
+        run_cli,
+        {"/etc/systemd/network/50-mgmt.network": "[Match]\nName=eno1\n[Network]\nDHCP=yes\n"},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -70,6 +70,11 @@ def _glob_match(spec, netdev):
     return hit != invert
 
 
+def _by_mac(spec, netdevs):
+    macs = {m.lower() for m in str(spec).split()}
+    return [n for n, mac in netdevs.items() if mac and mac.lower() in macs]
+
+
 def _networkd(path, text, netdevs):
     parser = _ini(text)
     if parser is None or not parser.has_section("Match"):
@@ -77,7 +82,12 @@ def _networkd(path, text, netdevs):
     key = "Name" if path.endswith(".network") else "OriginalName"
     spec = parser.get("Match", key, fallback=None)
     if spec is None:
-        # networkd matches every link when [Match] names none (by type, driver or MAC).
+        mac = parser.get("Match", "MACAddress", fallback=None) or parser.get(
+            "Match", "PermanentMACAddress", fallback=None
+        )
+        if mac is not None:
+            return _by_mac(mac, netdevs)
+        # networkd matches every link when [Match] names none (by type or driver).
         return list(netdevs) if path.endswith(".network") else []
     return [n for n in netdevs if _glob_match(spec, n)]
 
@@ -90,9 +100,16 @@ def _netplan_network(network, netdevs):
         for ident, conf in (network.get(kind) or {}).items():
             glob = None
             if isinstance(conf, dict) and isinstance(conf.get("match"), dict):
-                glob = conf["match"].get("name")
+                match = conf["match"]
+                glob = match.get("name") or conf.get("set-name")
                 if glob is None:
-                    found.extend(n for n in netdevs if n not in found)  # by MAC or driver
+                    # By MAC (cloud-init's usual form) or by driver only.
+                    names = (
+                        _by_mac(match["macaddress"], netdevs)
+                        if match.get("macaddress")
+                        else list(netdevs)
+                    )
+                    found.extend(n for n in names if n not in found)
                     continue
             names = [n for n in netdevs if fnmatch.fnmatchcase(n, str(glob or ident))]
             found.extend(n for n in names if n not in found)
@@ -131,6 +148,15 @@ def _nm(text, netdevs):
     return [n for n in netdevs if n == name]
 
 
+def split_probe(text):
+    """{path: text} from the role's probe: each file as RS (0x1e) + path, newline, text."""
+    files = {}
+    for record in text.split("\x1e")[1:]:
+        path, _nl, body = record.partition("\n")
+        files[path] = body
+    return files
+
+
 def _ifupdown(text, netdevs):
     names = set()
     for line in text.splitlines():
@@ -162,7 +188,10 @@ def matching_netdevs(path, text, netdevs):
 
 def conflicts(files, netdevs, own=()):
     """[{path, netdev}] for each file (``{path: text}``) that configures a rail netdev;
+    ``netdevs``: names, or {name: MAC} so files matching by MAC address are judged;
     ``own``: the role's own paths (or globs), never reported."""
+    if not isinstance(netdevs, dict):
+        netdevs = dict.fromkeys(netdevs)
     out = []
     for path in sorted(files):
         if any(fnmatch.fnmatchcase(path, pattern) for pattern in own):
@@ -175,7 +204,7 @@ def conflicts(files, netdevs, own=()):
 def conflict_errors(host, found):
     """Messages naming the host, each file and the netdev it would configure."""
     return [
-        f"{host}: {c['path']} also configures rail netdev {c['netdev']}: remove it, or set "
-        "rdma_rails_take_over: true to move it aside"
+        f"{host}: {c['path']} also configures rail netdev {c['netdev']}: remove or narrow "
+        "it (rdma_rails never overwrites it)"
         for c in found
     ]
