@@ -88,6 +88,7 @@ def lab_key() -> Path:
                 str(key),
             ],
             check=True,
+            stdin=subprocess.DEVNULL,
         )
     return key
 
@@ -111,6 +112,7 @@ def build_image() -> Path:
         subprocess.run(
             [str(HERE / "build-vm-image.sh"), str(out), str(lab_key().with_suffix(".pub"))],
             check=True,
+            stdin=subprocess.DEVNULL,
         )
     for old in out.parent.iterdir():
         if old != out and not old.name.endswith(".tmp"):

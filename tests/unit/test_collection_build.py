@@ -12,9 +12,21 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+import ansible
 import pytest
 import yaml
+from ansible.galaxy.dependency_resolution.versioning import meets_requirements
 from conftest import COLLECTION_DIR, ROLES_DIR, ansible_bin
+
+# The collections the pinned `ansible` package bundles (requirements.txt), beside
+# ansible-core in the venv; ansible.utils is ansible.netcommon's own dependency.
+BUNDLED = Path(ansible.__file__).resolve().parents[1] / "ansible_collections"
+BUNDLED_DEPS = [
+    ("community", "general"),
+    ("ansible", "netcommon"),
+    ("arista", "eos"),
+    ("ansible", "utils"),
+]
 
 
 def _run(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -44,8 +56,29 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     assert built.returncode == 0, built.stdout + built.stderr
     [tarball] = work.glob("rdma-fabric-*.tar.gz")
     colls = work / "colls"
+    # No Galaxy is reachable here: galaxy.yml's dependencies resolve offline from the
+    # collections the pinned `ansible` package bundles, given as `type: dir` sources.
+    requirements = {
+        "collections": [
+            *({"name": str(BUNDLED / ns / name), "type": "dir"} for ns, name in BUNDLED_DEPS),
+            {"name": str(tarball), "type": "file"},
+        ]
+    }
+    (work / "requirements.yml").write_text(yaml.safe_dump(requirements))
     inst = _run(
-        [ansible_bin("ansible-galaxy"), "collection", "install", str(tarball), "-p", str(colls)],
+        [
+            ansible_bin("ansible-galaxy"),
+            "collection",
+            "install",
+            "--offline",
+            # The bundled copies on ansible-core's own sys.path would count as
+            # "already installed": install them into the empty path all the same.
+            "--force-with-deps",
+            "-r",
+            str(work / "requirements.yml"),
+            "-p",
+            str(colls),
+        ],
         work,
         # Only the empty path counts: a copy installed in ~/.ansible/collections must
         # neither stop this install ("already installed") nor answer for it.
@@ -69,6 +102,21 @@ def test_every_filter_has_documentation(run_cli):
     for name, doc in docs.items():
         assert doc["doc"]["description"], name
         assert doc["doc"]["version_added"] in ("0.1.0", "0.2.0", "0.3.0"), name
+
+
+def _manifest(path: Path) -> dict:
+    return json.loads((path / "MANIFEST.json").read_text())["collection_info"]
+
+
+def test_declared_dependencies_install_beside_it(installed):
+    _, colls = installed
+    declared = _manifest(colls / "ansible_collections/rdma/fabric")["dependencies"]
+    assert {"community.general", "ansible.netcommon", "arista.eos"} <= set(declared)
+    for name, spec in declared.items():
+        dest = colls / "ansible_collections" / name.replace(".", "/")
+        assert (dest / "MANIFEST.json").is_file(), f"{name} was not installed"
+        version = _manifest(dest)["version"]
+        assert meets_requirements(version, spec), f"{name} {version} outside {spec}"
 
 
 def test_tarball_carries_roles_playbooks_and_licence(installed):

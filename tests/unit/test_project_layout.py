@@ -32,8 +32,12 @@ def test_top_level_entries():
         ".ci",
     }
     assert required <= {p.name for p in REPO.iterdir()}
-    # One layout: the roles and playbooks live in the collection, nowhere else.
-    assert not (REPO / "roles").exists() and not (REPO / "playbooks").exists()
+    # The roles and playbooks live in the collection, the one source; the top-level
+    # roles/ and playbooks/ the design card names are relative symlinks into it.
+    for name in ("roles", "playbooks"):
+        assert (REPO / name).is_symlink(), name
+        assert os.readlink(REPO / name) == f"collections/ansible_collections/rdma/fabric/{name}"
+        assert (REPO / name).resolve() == COLLECTION / name
     assert {"roles", "playbooks", "plugins", "LICENSE"} <= {p.name for p in COLLECTION.iterdir()}
     assert os.access(REPO / ".ci" / "run", os.X_OK)
 
@@ -83,6 +87,26 @@ def test_site_only_imports_playbooks():
 def test_site_syntax_check():
     result = _run("ansible-playbook", "site.yml", "--syntax-check")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_top_level_stage_playbook_runs_from_playbooks_dir():
+    result = _run("ansible-playbook", "playbooks/verify.yml", "--syntax-check")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_molecule_project_dir_through_the_symlink_is_the_collection_role():
+    # molecule's MOLECULE_PROJECT_DIRECTORY is os.getcwd(): the kernel's physical path, so
+    # the scenarios' "six levels up" from roles/<role> lands on the repository root.
+    role = REPO / "roles" / "rdma_verify"
+    cwd = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getcwd())"],
+        cwd=role,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert Path(cwd) == COLLECTION / "roles/rdma_verify"
+    assert Path(cwd).parents[5] == REPO
 
 
 def _declared_groups(tree: dict) -> set[str]:

@@ -165,7 +165,7 @@ def _add_row(device, line, table_indent):
         values = values[1:]
     columns = device["columns"]
     row = {"modified": modified, "read_only": read_only, "complete": len(values) == len(columns)}
-    for key, raw in zip(columns, values, strict=False):
+    for key, raw in zip(columns, values):
         row[key] = raw
     for key in columns[len(values) :]:
         row[key] = None

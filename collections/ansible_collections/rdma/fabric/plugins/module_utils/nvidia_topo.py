@@ -46,7 +46,7 @@ def parse_topo(text):
             legend[match.group(1)] = match.group(2)
             continue
         if header and fields[0] not in ("Legend:",) and len(fields) > len(header):
-            rows[fields[0]] = dict(zip(header, fields[1 : len(header) + 1], strict=True))
+            rows[fields[0]] = dict(zip(header, fields[1 : len(header) + 1]))
     if header is None:
         return {"gpus": [], "nics": {}}
     gpus = [c for c in header if c.startswith("GPU") and c[3:].isdigit()]

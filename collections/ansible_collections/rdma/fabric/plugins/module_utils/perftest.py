@@ -97,7 +97,7 @@ def _header(line):
 
 def _row(columns, fields):
     row = {}
-    for (key, factor, _unused), value in zip(columns, fields, strict=False):
+    for (key, factor, _unused), value in zip(columns, fields):
         number = _number(value)
         if factor is not None and number is not None:
             number = round(number * factor, 9)

@@ -320,7 +320,7 @@ def run(module, tests, state_dir):
         return _outcome(test, *module.run_command(_timeout_argv(test)))
 
     with ThreadPoolExecutor(max_workers=max(len(clients), 1)) as pool:
-        for test, outcome in zip(clients, pool.map(client, clients), strict=True):
+        for test, outcome in zip(clients, pool.map(client, clients)):
             results[test["id"]] = outcome
     return [results[test["id"]] for test in tests]
 
