@@ -181,10 +181,16 @@ def _device_checks(devices, by_name, gpus):
 
 
 GPUDIRECT = ("auto", "true", "false")
+# The GPU-to-NIC links GPUDirect RDMA is tested over by default: behind one PCIe switch
+# (PIX) or a tree of them (PXB), what NVIDIA's ngc_multinode_perf accepts. PHB and NODE
+# (through the CPU's host bridges) only with rdma_verify_gpudirect_allow_node; SYS
+# (across sockets) never.
+GPU_LINKS = ("PIX", "PXB")
 
 
-def _gpudirect(mode, gpus, checks):
-    """({device: {gpu, link}} or None when GPUDirect is off, error text or None).
+def _gpudirect(mode, gpus, checks, allow_node=False, rail_devices=None):
+    """({device: {gpu, link}} or None when GPUDirect is off, error text or None,
+    {device: {gpu, link}} refused as too far).
 
     auto: on for hosts with NVIDIA GPUs; true: on (a host without GPUs is an error);
     false: host memory. On, a perftest built without CUDA is a failed check, not a
@@ -195,21 +201,42 @@ def _gpudirect(mode, gpus, checks):
         raise ValueError(f"rdma_verify_gpudirect must be one of auto, true, false; got {mode!r}")
     has_gpus = bool(gpus.get("nvidia_gpus"))
     if mode == "false" or (mode == "auto" and not has_gpus):
-        return None, None
+        return None, None, {}
     if not has_gpus:
         checks.append(_check("GPUDirect", False, "rdma_verify_gpudirect is true: no NVIDIA GPU"))
-        return {}, "no NVIDIA GPU for GPUDirect"
+        return {}, "no NVIDIA GPU for GPUDirect", {}
     if gpus.get("perftest_cuda") is False:
         text = (
             "perftest was built without CUDA (ib_write_bw has no --use_cuda): GPUDirect RDMA "
             "cannot be tested (rdma_verify_gpudirect: false tests host memory)"
         )
         checks.append(_check("GPUDirect", False, text))
-        return {}, text
+        return {}, text, {}
     nearest = gpus.get("nearest") or {}
-    text = ", ".join(f"{n}: GPU{v['gpu']} ({v['link']})" for n, v in sorted(nearest.items()))
-    checks.append(_check("GPUDirect", bool(nearest), text or "nvidia-smi topo -m gave no NIC"))
-    return nearest, None
+    allowed = GPU_LINKS + (("PHB", "NODE") if allow_node else ())
+    # Judged on the rails' NICs only (a storage NIC may well be far from every GPU).
+    refused = {
+        n: v
+        for n, v in nearest.items()
+        if v.get("link") not in allowed and (rail_devices is None or n in rail_devices)
+    }
+    text = ", ".join(
+        f"{n}: GPU{v['gpu']} ({v['link']}{': refused' if n in refused else ''})"
+        for n, v in sorted(nearest.items())
+    )
+    checks.append(
+        _check("GPUDirect", bool(nearest) and not refused, text or "nvidia-smi topo -m gave no NIC")
+    )
+    return {n: v for n, v in nearest.items() if n not in refused}, None, refused
+
+
+def _refused_gpu(dev, near):
+    """Why a rail gets no GPU: its nearest one is too far for GPUDirect RDMA."""
+    if near["link"] == "SYS":
+        why = "across sockets (SYS): GPUDirect RDMA is refused there"
+    else:
+        why = "set rdma_verify_gpudirect_allow_node: true to test it anyway"
+    return f"the GPU nearest {dev} is GPU{near['gpu']} over {near['link']}: {why}"
 
 
 def host_health(info, expect, host="this host"):
@@ -258,7 +285,13 @@ def host_health(info, expect, host="this host"):
     by_name = {d["name"]: d for d in info.get("devices") or []}
     gpus = info.get("gpus") or {}
     checks += _device_checks(devices, by_name, gpus)
-    cuda, cuda_error = _gpudirect(expect.get("gpudirect", "auto"), gpus, checks)
+    cuda, cuda_error, refused = _gpudirect(
+        expect.get("gpudirect", "auto"),
+        gpus,
+        checks,
+        str(expect.get("gpudirect_allow_node", False)).lower() in ("true", "yes", "1", "on"),
+        {p["device"] for p in chosen},
+    )
     rails = []
     for p in chosen:
         dev, num = p["device"], p["port"]
@@ -357,6 +390,7 @@ def host_health(info, expect, host="this host"):
                 "numactl": bool(info.get("numactl")),
                 "cuda": (cuda or {}).get(dev, {}).get("gpu") if cuda is not None else None,
                 "cuda_error": cuda_error
+                or (_refused_gpu(dev, refused[dev]) if dev in refused else None)
                 or (
                     f"no GPU near {dev} in nvidia-smi topo -m"
                     if cuda is not None and dev not in cuda

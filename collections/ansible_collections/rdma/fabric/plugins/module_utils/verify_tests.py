@@ -141,7 +141,13 @@ def pin_argv(rail):
 
 
 def _side_argv(options, rail, port, peer_address=None):
-    argv = pin_argv(rail) if options.get("pin_cpus") else []
+    argv = []
+    if rail.get("cuda") is not None:
+        # --use_cuda=N is nvidia-smi's index, in PCI order; CUDA numbers devices fastest
+        # first unless CUDA_DEVICE_ORDER=PCI_BUS_ID (NVIDIA's ngc_multinode_perf sets it),
+        # and an inherited CUDA_VISIBLE_DEVICES would renumber them.
+        argv += ["env", "-u", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER=PCI_BUS_ID"]
+    argv += pin_argv(rail) if options.get("pin_cpus") else []
     argv += [options["binary"], "-d", rail["device"], "-i", str(rail["port"])]
     if rail.get("gid_index") is not None:
         argv += ["-x", str(rail["gid_index"])]
