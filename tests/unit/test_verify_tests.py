@@ -451,3 +451,64 @@ def test_planning_pauses_the_cycle_collector_and_restores_it(monkeypatch):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# Issue 25, item 4: the expected rate is never a guess by host order.
+def test_a_tie_for_the_rails_rate_is_ambiguous_not_settled_by_host_order():
+    _, health = fabric_of(2, rails=1, lab2=host(2, 1, rates={0: "200 Gb/sec (2X NDR)"}))
+    fabric = vt.fabric(health)
+    assert fabric["rails"]["mlx5_0"]["gbps"] is None
+    assert fabric["rails"]["mlx5_0"]["usable_gbps"] is None
+    [check] = [c for c in fabric["checks"] if c["check"] == "rail rate"]
+    assert not check["ok"] and check["host"] == "fabric"
+    assert check["detail"] == (
+        "rail mlx5_0: ambiguous: set rdma_verify_expected_rate_gbps (200 Gb/s (2X NDR): "
+        "lab2; 400 Gb/s (4X NDR): lab1)"
+    )
+    # Set, it decides: the 2X port is the slow one.
+    fabric = vt.fabric(health, expected_rate_gbps=400)
+    bad = [c["host"] for c in fabric["checks"] if c["check"] == "rail rate" and not c["ok"]]
+    assert bad == ["lab2"]
+
+
+def test_a_majority_below_the_share_is_ambiguous():
+    _, health = fabric_of(
+        5,
+        rails=1,
+        lab1=host(1, 1, rates={0: "200 Gb/sec (4X HDR)"}),
+        lab2=host(2, 1, rates={0: "100 Gb/sec (4X EDR)"}),
+    )
+    # 3 of 5 at 400: a majority, above the default share (0.5).
+    assert vt.fabric(health)["rails"]["mlx5_0"]["gbps"] == 400.0
+    fabric = vt.fabric(health, majority_share=0.75)
+    assert fabric["rails"]["mlx5_0"]["gbps"] is None
+    assert any(
+        c["detail"].startswith("rail mlx5_0: ambiguous") for c in fabric["checks"] if not c["ok"]
+    )
+
+
+def ethernet_port(rate):
+    return {
+        "device": "mlx5_0",
+        "port": 1,
+        "state": "ACTIVE",
+        "phys_state": "LinkUp",
+        "rate": rate,
+        "rate_gbps": float(rate.split()[0]),
+        "link_layer": "Ethernet",
+        "netdev": "eth0",
+        "counters": None,
+    }
+
+
+def test_ethernet_speeds_use_64b66b_whatever_ib_name_mlx5_reports():
+    """mlx5 reports 40GBASE as "4X QDR" and 10GBASE as "1X QDR" (the IB names of the same
+    signalling); Ethernet 10/40GBASE-R carry 64b/66b, sysfs prints their data rate."""
+    for text, usable in (("40 Gb/sec (4X QDR)", 40.0), ("10 Gb/sec (1X QDR)", 10.0)):
+        info = {"ports": [ethernet_port(text)], "perftest_version": "6.06", "problems": []}
+        [rail] = rv.host_health(info, {"address": "mgmt", "counter_max": {}})["rails"]
+        assert rail["rate"]["usable_gbps"] == usable, text
+    ib = dict(ethernet_port("40 Gb/sec (4X QDR)"), link_layer="InfiniBand", netdev=None)
+    info = {"ports": [ib], "perftest_version": "6.06", "problems": []}
+    [rail] = rv.host_health(info, {"address": "mgmt", "counter_max": {}})["rails"]
+    assert rail["rate"]["usable_gbps"] == 32.0

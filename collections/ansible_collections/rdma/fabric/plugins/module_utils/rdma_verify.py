@@ -230,6 +230,17 @@ def _gpudirect(mode, gpus, checks, allow_node=False, rail_devices=None):
     return {n: v for n, v in nearest.items() if n not in refused}, None, refused
 
 
+def _port_rate(port):
+    """The port's rate with its usable share by what the link is: IB SDR/DDR/QDR carry
+    8b/10b (rdma_sysfs.ENCODING); on an Ethernet link layer mlx5 names 40GBASE "4X QDR"
+    and 10GBASE "1X QDR" (and 56GbE "4X FDR"), but Ethernet's 64b/66b (or PAM4 FEC)
+    rates are printed as data rates: usable = the rate."""
+    rate = parse_rate_detail(port.get("rate"))
+    if rate and port.get("link_layer") == "Ethernet":
+        rate["usable_gbps"] = rate["gbps"]
+    return rate
+
+
 def _refused_gpu(dev, near):
     """Why a rail gets no GPU: its nearest one is too far for GPUDirect RDMA."""
     if near["link"] == "SYS":
@@ -377,7 +388,7 @@ def host_health(info, expect, host="this host"):
                 "port": num,
                 "link_layer": p.get("link_layer"),
                 "rate_gbps": p.get("rate_gbps"),
-                "rate": parse_rate_detail(p.get("rate")),
+                "rate": _port_rate(p),
                 "netdev": p.get("netdev"),
                 "gid_index": gid_index,
                 "address": address,

@@ -698,14 +698,46 @@ def firmware_checks(health, hosts):
 
 
 @gc_paused()
-def fabric(health, expected_rate_gbps=0):
+def _rate_label(rate):
+    gbps, width, speed = rate[:3]
+    return f"{gbps:g} Gb/s ({width} {speed})"
+
+
+# The share of a rail's ports that must report one rate for it to be the rail's expected
+# rate when rdma_verify_expected_rate_gbps is not set; a tie is never enough.
+RATE_MAJORITY = 0.5
+
+
+def _ambiguous_rate(name, rates, share):
+    """'rail X: ambiguous: ...' when no rate of the rail wins by more than a tie and at
+    least `share` of its ports; else None."""
+    top = Counter(r for _h, r in rates).most_common()
+    if not top:
+        return None
+    tie = len(top) > 1 and top[1][1] == top[0][1]
+    if not tie and top[0][1] / len(rates) >= share:
+        return None
+    by_rate = {}
+    for host, rate in rates:
+        by_rate.setdefault(rate, []).append(host)
+    seen = "; ".join(
+        f"{_rate_label(rate)}: {', '.join(sorted(hosts, key=natural_key))}"
+        for rate, hosts in sorted(by_rate.items(), key=lambda kv: (kv[0][0], str(kv[0][1:])))
+    )
+    return f"rail {name}: ambiguous: set rdma_verify_expected_rate_gbps ({seen})"
+
+
+def fabric(health, expected_rate_gbps=0, majority_share=RATE_MAJORITY):
     """Checks across hosts and the expectation per rail.
 
     Returns {checks, rails: {rail: {gbps, width, speed, usable_gbps, ports, agree}},
     same_machine: [messages]}. Two inventory names with one boot id or one node GUID
     are one machine: refused, naming both. A port whose rate or width is below what
     most ports of its rail report fails a "rate" check; a host without a rail the
-    others have fails a "rails" check on that rail.
+    others have fails a "rails" check on that rail. Without rdma_verify_expected_rate_gbps,
+    a rail whose ports tie, or whose most common rate has less than majority_share of
+    them, has no expected rate: a failed "rail rate" check says "ambiguous", never a
+    guess by host order.
     """
     checks = []
     hosts = sorted(health, key=natural_key)
@@ -764,6 +796,31 @@ def fabric(health, expected_rate_gbps=0):
             if r.get("device") and r.get("rate")
         ]
         (gbps, width, speed, usable), count = _majority(rates) if rates else ((None,) * 4, 0)
+        ambiguous = (
+            None
+            if expected_rate_gbps
+            else _ambiguous_rate(
+                name,
+                [
+                    (h, (r["rate"]["gbps"], r["rate"]["width"], r["rate"]["speed"]))
+                    for h, r in members.items()
+                    if r.get("device") and r.get("rate")
+                ],
+                majority_share,
+            )
+        )
+        if ambiguous:
+            gbps = width = speed = usable = None
+            checks.append(
+                {
+                    "check": "rail rate",
+                    "host": "fabric",
+                    "ok": False,
+                    "device": None,
+                    "port": None,
+                    "detail": ambiguous,
+                }
+            )
         if expected_rate_gbps:
             usable = expected_rate_gbps * (usable / gbps if usable and gbps else 1.0)
             gbps = expected_rate_gbps
