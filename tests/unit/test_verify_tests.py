@@ -512,3 +512,34 @@ def test_ethernet_speeds_use_64b66b_whatever_ib_name_mlx5_reports():
     info = {"ports": [ib], "perftest_version": "6.06", "problems": []}
     [rail] = rv.host_health(info, {"address": "mgmt", "counter_max": {}})["rails"]
     assert rail["rate"]["usable_gbps"] == 32.0
+
+
+# Issue 25, item 3: a host lost during traffic (its perftest_run never came back).
+def test_a_host_lost_during_traffic_is_unreachable_and_its_partners_tests_peer_lost():
+    names, health = fabric_of(4, rails=2)
+    expect = vt.fabric(health)["rails"]
+    tests = vt.plan("main", vt.all_pairs(names), health, LAB, expect)
+    outcomes = []
+    for t in tests:
+        gone = f"{t['id']}/{_side_of(t, 'lab3')}" if "lab3" in (t["server"], t["client"]) else None
+        outcomes += [o for o in ok(t) if o["id"] != gone]
+    main = vt.judge(tests, outcomes, 3)
+    lost = [r for r in main if "lab3" in (r["server"], r["client"])]
+    assert len(lost) == 6 and {r["outcome"] for r in lost} == {"peer lost"}
+    assert all(r["error"] == "peer lost: lab3 was lost during traffic" for r in lost)
+    assert all(r["outcome"] == "passed" for r in main if r not in lost)
+    assert vt.retest_pairs(main, health) == []
+    vt.merge_retests(main, [])
+    isolate = vt.isolation(main, health, LAB)
+    assert isolate["suspects"] == [] and isolate["pairs"] == []
+    doc = rv.report(health, main, dict(isolate, verdicts={}), {"mode": "full"}, "now", hosts=names)
+    summary = doc["summary"]
+    assert summary["unreachable"] == ["lab3"] and summary["passed"] is False
+    assert summary["bad_hosts"] == [] and summary["bad_rails"] == []
+    assert summary["tests_failed"] == 0 and summary["tests_peer_lost"] == 6
+    [row] = [c for c in doc["checks"] if c["host"] == "lab3" and c["check"] == "reachable"]
+    assert not row["ok"] and row["detail"] == "lost during traffic: no perftest result came back"
+
+
+def _side_of(test, host):
+    return "client" if test["client"] == host else "server"

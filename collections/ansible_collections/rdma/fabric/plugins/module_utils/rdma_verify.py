@@ -522,7 +522,9 @@ def _matrix(hosts, records, rail):
             continue
         cells[tuple(sorted((r["server"], r["client"])))] = {
             "gbps": r["measured_gbps"],
-            "passed": r.get("outcome", "passed" if r["passed"] else "failed") != "failed",
+            "passed": r.get("outcome", "passed" if r["passed"] else "failed")
+            not in ("failed", "peer lost"),
+            "lost": r.get("outcome") == "peer lost",
             "flaky": r.get("outcome") == "flaky",
             "expected": r["expected_gbps"],
         }
@@ -557,6 +559,14 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
             )
             continue
         checks += [dict(c, host=host) for c in health[host]["checks"]]
+    lost = {h for r in records for h in r.get("lost") or ()}
+    for host in hosts:
+        if host in lost and host not in unreachable:
+            unreachable.append(host)
+            checks.append(
+                _check("reachable", False, "lost during traffic: no perftest result came back")
+                | {"host": host}
+            )
     verdict = (isolate or {}).get("verdicts") or {}
     final = [r for r in records if r["phase"] in ("main", "latency")]
     outcome = [r.get("outcome", "passed" if r["passed"] else "failed") for r in final]
@@ -573,6 +583,7 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
         "tests_passed": outcome.count("passed"),
         "tests_flaky": outcome.count("flaky"),
         "tests_failed": failed,
+        "tests_peer_lost": outcome.count("peer lost"),
         "retests": sum(r["phase"] == "retest" for r in records),
         "bad_hosts": sorted({v["host"] for v in bad.values()}, key=natural_key),
         "bad_rails": sorted(bad, key=natural_key),

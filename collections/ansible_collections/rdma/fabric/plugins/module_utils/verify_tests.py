@@ -382,6 +382,17 @@ def judge(tests, outcomes, duration=None):
     """Planned tests + perftest_run outcomes ({id: outcome} or a list) -> records."""
     if isinstance(outcomes, list):
         outcomes = {o["id"]: o for o in outcomes}
+    # A host none of whose sides came back was lost during traffic (its perftest_run
+    # returns all its outcomes at once): its tests are "peer lost", not failures of
+    # anyone's HCA, and the report lists it unreachable.
+    came_back = {}
+    for test in tests:
+        if test.get("runnable"):
+            for side in ("client", "server"):
+                came_back[test[side]] = (
+                    came_back.get(test[side]) or f"{test['id']}/{side}" in outcomes
+                )
+    lost = {host for host, back in came_back.items() if not back}
     records = []
     for test in tests:
         record = {k: test.get(k) for k in RECORD_KEYS}
@@ -392,6 +403,19 @@ def judge(tests, outcomes, duration=None):
             error=test.get("error"),
             ran=bool(test.get("runnable")),
         )
+        gone = [h for h in (test["server"], test["client"]) if h in lost]
+        if test.get("runnable") and gone:
+            record.update(
+                error=f"peer lost: {' and '.join(gone)} {'was' if len(gone) == 1 else 'were'} "
+                "lost during traffic",
+                outcome="peer lost",
+                lost=gone,
+                rows=[],
+                mtu=None,
+                deltas={},
+            )
+            records.append(record)
+            continue
         if test.get("runnable"):
             client = outcomes.get(f"{test['id']}/client")
             server = outcomes.get(f"{test['id']}/server")
@@ -461,6 +485,7 @@ def retest_pairs(records, health=None):
         if r["phase"] == "main"
         and r.get("ran")
         and not r["passed"]
+        and r.get("outcome") != "peer lost"
         and (
             health is None
             or (_active(health, r["server"], r["rail"]) and _active(health, r["client"], r["rail"]))
@@ -521,7 +546,7 @@ def isolation(records, health, options):
     passed, failed = {}, {}
     untestable = {}
     for r in records:
-        if r["phase"] != "main" or r["kind"] != "bw":
+        if r["phase"] != "main" or r["kind"] != "bw" or r.get("outcome") == "peer lost":
             continue
         final_pass = r["outcome"] in ("passed", "flaky")
         for host, peer in ((r["server"], r["client"]), (r["client"], r["server"])):
@@ -596,7 +621,7 @@ def _device(health, host, rail):
 def verdicts(isolate, records, health, options):
     """{"host rail": {host, rail, device, bad, verdict}} for every suspect."""
     out = {}
-    retests = [r for r in records if r["phase"] == "isolate"]
+    retests = [r for r in records if r["phase"] == "isolate" and r.get("outcome") != "peer lost"]
     for key in isolate.get("suspects") or []:
         host, rail = key.split(" ", 1)
         device = _device(health, host, rail)
