@@ -543,3 +543,90 @@ def test_a_host_lost_during_traffic_is_unreachable_and_its_partners_tests_peer_l
 
 def _side_of(test, host):
     return "client" if test["client"] == host else "server"
+
+
+# Issue 25, items 1 and 9: isolation that names several culprits, and rail patterns.
+@pytest.mark.parametrize("count", [8, 32])
+def test_two_dead_hosts_on_one_rail_are_named_exactly(count):
+    dead = {"lab3", f"lab{count - 1}"}
+
+    def on_dead(t):
+        return t["rail"] == "mlx5_1" and bool(dead & {t["server"], t["client"]})
+
+    main, retest, isolate, iso, verdicts = verify(count, on_dead, on_dead, on_dead, rails=2)
+    assert isolate["suspects"] == [f"{h} mlx5_1" for h in sorted(dead, key=vt.natural_key)]
+    assert isolate["rails"] == {}
+    assert {k for k, v in verdicts.items() if v["bad"]} == set(isolate["suspects"])
+    for key in isolate["suspects"]:
+        assert "fails as sender against 2 good peers" in verdicts[key]["verdict"]
+        assert "fails as receiver against 2 good peers" in verdicts[key]["verdict"]
+
+
+def test_a_bad_sender_and_a_bad_receiver_among_four_are_both_named():
+    # lab2 cannot send, lab3 cannot receive (both show in the full schedule's orientations:
+    # lab2 sends to lab1 and lab4, lab3 receives from lab1 and lab4).
+    def faults(t):
+        return t["client"] == "lab2" or t["server"] == "lab3"
+
+    main, retest, isolate, iso, verdicts = verify(4, faults, faults, faults)
+    bad = {k: v["verdict"] for k, v in verdicts.items() if v["bad"]}
+    assert set(bad) == {"lab2 mlx5_0", "lab3 mlx5_0"}, verdicts
+    assert bad["lab2 mlx5_0"].startswith("lab2 rail mlx5_0 (mlx5_0): fails as sender against")
+    assert "receiver" not in bad["lab2 mlx5_0"]
+    assert bad["lab3 mlx5_0"].startswith("lab3 rail mlx5_0 (mlx5_0): fails as receiver against")
+    assert all(v["bad"] is False for k, v in verdicts.items() if k not in bad)
+
+
+def test_a_leaf_half_gets_a_rail_verdict_not_eight_suspects():
+    half = {"lab1", "lab2", "lab3", "lab4"}
+
+    def across(t):
+        return t["rail"] == "mlx5_1" and (t["server"] in half) != (t["client"] in half)
+
+    main, retest, isolate, iso, verdicts = verify(8, across, across, across, rails=2)
+    assert isolate["rails"] == {
+        "mlx5_1": "rail mlx5_1: lab1-lab4 fail against lab5-lab8: suspect the leaf or its uplinks"
+    }
+    assert isolate["suspects"] == [] and verdicts == {}
+
+
+def test_a_rail_wide_half_rate_gets_a_rail_verdict():
+    names, health = fabric_of(8, rails=2)
+    expect = vt.fabric(health)["rails"]
+    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, expect)
+    outcomes = {}
+    for t in tests:
+        gbps = 200.0 if t["rail"] == "mlx5_1" else 390.0
+        for side in ("client", "server"):
+            outcomes[f"{t['id']}/{side}"] = {
+                "id": t["id"],
+                "error": None,
+                "result": {"ok": True, "rows": [{"bytes": 65536, "bw_average_gbps": gbps}]},
+            }
+    main = vt.judge(tests, outcomes, 3)
+    vt.merge_retests(main, [])
+    isolate = vt.isolation(main, health, OPTIONS)
+    assert isolate["rails"] == {
+        "mlx5_1": "rail mlx5_1: every pair at ~56% of the expected rate: suspect the expected "
+        "rate (rdma_verify_expected_rate_gbps) or the leaf"
+    }
+    assert isolate["suspects"] == []
+
+
+def test_undetermined_says_why():
+    main, retest, isolate, iso, verdicts = verify(2, lambda t: True, lambda t: True, None)
+    for v in verdicts.values():
+        assert v["verdict"].endswith(
+            "undetermined: no known-good peer on rail mlx5_0 to retest against"
+        )
+
+
+def test_the_report_carries_rail_verdicts():
+    names, health = fabric_of(3, rails=1)
+    expect = vt.fabric(health)["rails"]
+    main = run_phase("main", vt.all_pairs(names), health, lambda t: True, expect)
+    isolate = vt.isolation(main, health, LAB)
+    doc = rv.report(health, main, dict(isolate, verdicts={}), {"mode": "full"}, "now")
+    assert doc["summary"]["rail_verdicts"] == [
+        "rail mlx5_0: every pair fails: suspect the leaf or the rail's subnet"
+    ]

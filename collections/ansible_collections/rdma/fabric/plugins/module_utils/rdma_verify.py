@@ -588,6 +588,8 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
         "bad_hosts": sorted({v["host"] for v in bad.values()}, key=natural_key),
         "bad_rails": sorted(bad, key=natural_key),
         "unreachable": unreachable,
+        # Rail-level verdicts (a leaf half, every pair at a fraction of the rate).
+        "rail_verdicts": [v for _r, v in sorted(((isolate or {}).get("rails") or {}).items())],
         "passed": not failed_checks and not failed and not unreachable,
     }
     live = [h for h in hosts if health.get(h)]

@@ -27,6 +27,7 @@ its own pairs (host_pairs, O(rounds)).
 from __future__ import annotations
 
 import gc
+import re
 from collections import Counter
 from contextlib import contextmanager
 
@@ -532,19 +533,106 @@ def _directions(record, options):
     return {record["client"]: {RECEIVE}, record["server"]: {SEND}}
 
 
-def isolation(records, health, options):
-    """Suspects per (host, rail), known-good (host, rail)s and the isolate tests.
+def _span(hosts):
+    """'lab1-lab4' for hosts that follow each other by name, else 'lab1, lab3'."""
+    hosts = sorted(hosts, key=natural_key)
+    prefix = {re.sub(r"\d+$", "", h) for h in hosts}
+    numbers = [re.search(r"(\d+)$", h) for h in hosts]
+    if len(hosts) > 2 and len(prefix) == 1 and all(numbers):
+        values = [int(m.group(1)) for m in numbers]
+        if values == list(range(values[0], values[0] + len(values))):
+            return f"{hosts[0]}-{hosts[-1]}"
+    return ", ".join(hosts)
 
-    A (host, rail) is suspect when a final (after retest) main test on it failed and
-    either it failed with 2+ different peers, or never passed, or one of the peers it
-    failed with is not itself such a suspect. Known-good: passed at least once and not
-    suspect (a (host, rail) whose only failures were against a host rail that failed
-    with 2+ peers or never passed is cleared); a suspect is never a known-good peer.
-    Each suspect is tested against up to 2 known-good peers on its rail, as client and
-    as server.
+
+def _rail_pattern(rail, records, passed, fails):
+    """A rail-level verdict when the rail's failures follow its wiring rather than hosts:
+    every tested pair failing (3+ hosts), or two groups (3+ hosts each) that pass among
+    themselves and fail every test across. None otherwise."""
+    mine = [
+        r
+        for r in records
+        if r["phase"] == "main"
+        and r["kind"] == "bw"
+        and r["rail"] == rail
+        and r.get("outcome") != "peer lost"
+    ]
+    hosts = {h for r in mine for h in (r["server"], r["client"])}
+    failing = [r for r in mine if r["outcome"] not in ("passed", "flaky")]
+    if len(hosts) >= 3 and len(failing) == len(mine):
+        ratios = sorted(
+            r["measured_gbps"] / r["expected_gbps"]
+            for r in mine
+            if r.get("measured_gbps") and r.get("expected_gbps")
+        )
+        if len(ratios) == len(mine):
+            share = round(100 * ratios[len(ratios) // 2])
+            return (
+                f"rail {rail}: every pair at ~{share}% of the expected rate: suspect the "
+                "expected rate (rdma_verify_expected_rate_gbps) or the leaf"
+            )
+        return f"rail {rail}: every pair fails: suspect the leaf or the rail's subnet"
+    # Groups: hosts joined by passing tests on this rail.
+    group = {h: {h} for h in hosts}
+    for r in mine:
+        if r["outcome"] in ("passed", "flaky"):
+            a, b = group[r["server"]], group[r["client"]]
+            if a is not b:
+                a |= b
+                for h in b:
+                    group[h] = a
+    groups = {id(g): g for g in group.values()}
+    # 3+ hosts a side: two against two is as well two bad hosts (their retests decide).
+    if len(groups) != 2 or min(len(g) for g in groups.values()) < 3:
+        return None
+    one, two = sorted(groups.values(), key=lambda g: natural_key(min(g, key=natural_key)))
+    if all((r["server"] in one) != (r["client"] in one) for r in failing):
+        return (
+            f"rail {rail}: {_span(one)} fail against {_span(two)}: suspect the leaf or its uplinks"
+        )
+    return None
+
+
+def _culprits(rail, fails, passed, untestable, steady=None):
+    """The (host, rail)s that explain the rail's failures: its untestable ports, then,
+    repeatedly, the host(s) with the most failures against peers not yet suspect, until
+    every failure has a suspect end. A tie suspects every host in it (the isolate
+    retests against known-good peers separate them); among equal counts, the hosts
+    whose failures are all in one direction that never passed (steady: {host: count})."""
+    steady = steady or {}
+    suspects = {h for (h, r) in untestable if r == rail}
+    unexplained = {frozenset((h, p)) for h, peers in fails.items() for p in peers if h != p}
+    unexplained = {e for e in unexplained if not e & suspects}
+    while unexplained:
+        count = Counter(h for edge in unexplained for h in edge)
+        score = {h: (c, steady.get(h, 0)) for h, c in count.items()}
+        top = max(score.values())
+        picked = {h for h, c in score.items() if c == top}
+        suspects |= picked
+        unexplained = {e for e in unexplained if not e & picked}
+    # A host that failed and never passed on the rail is suspect whatever its peers.
+    suspects |= {h for h in fails if (h, rail) not in passed}
+    return {(h, rail) for h in suspects}
+
+
+def isolation(records, health, options):
+    """Suspects per (host, rail), known-good (host, rail)s, rail-level patterns and the
+    isolate tests.
+
+    Per rail, on the final (after retest) main tests: when the failures follow the rail
+    rather than hosts (every pair fails; or two groups pass among themselves and fail
+    across: a leaf half) the rail gets a verdict in "rails" and no host is suspect.
+    Else the suspects are the (host, rail)s that explain the failures: repeatedly the
+    one(s) with the most failures against peers that are not themselves suspect, until
+    every failure has a suspect end (untestable ports and hosts that never passed are
+    suspect too). Known-good: passed at least once and not suspect; a suspect is never
+    a known-good peer. Each suspect is tested against up to 2 known-good peers on its
+    rail, as client and as server.
     """
     passed, failed = {}, {}
     untestable = {}
+    # Per (host, rail) and direction: [failures, passes] (the one-direction evidence).
+    by_dir = {}
     for r in records:
         if r["phase"] != "main" or r["kind"] != "bw" or r.get("outcome") == "peer lost":
             continue
@@ -556,19 +644,27 @@ def isolation(records, health, options):
                 untestable[key] = (rail or {}).get("missing") or "no RDMA port for this rail"
             elif rail.get("active") is False:
                 untestable[key] = "its port is not ACTIVE/LinkUp (see its port state check)"
+            for direction in _directions(r, options).get(host, ()):
+                by_dir.setdefault(key, {}).setdefault(direction, [0, 0])[final_pass] += 1
             if final_pass:
                 passed.setdefault(key, set()).add(peer)
             else:
                 failed.setdefault(key, set()).add(peer)
-    strong = {
-        key
-        for key, peers in failed.items()
-        if len(peers) >= 2 or key not in passed or key in untestable
-    }
-    suspects = set(strong)
+    rails = {}
     for key, peers in failed.items():
-        if key not in strong and any((peer, key[1]) not in strong for peer in peers):
-            suspects.add(key)
+        rails.setdefault(key[1], {})[key[0]] = peers
+    patterns = {}
+    suspects = set()
+    for rail, fails in rails.items():
+        pattern = _rail_pattern(rail, records, passed, fails)
+        if pattern:
+            patterns[rail] = pattern
+            continue
+        steady = {
+            h: max((f for f, p in by_dir.get((h, rail), {}).values() if not p), default=0)
+            for h in fails
+        }
+        suspects |= _culprits(rail, fails, passed, untestable, steady)
     good = sorted(
         (k for k in passed if k not in suspects),
         key=lambda k: (natural_key(k[1]), natural_key(k[0])),
@@ -589,6 +685,7 @@ def isolation(records, health, options):
             pairs.append({"server": peer, "client": host, "rail": rail})
             pairs.append({"server": host, "client": peer, "rail": rail})
     return {
+        "rails": patterns,
         "suspects": [f"{h} {r}" for h, r in ordered],
         "untestable": {f"{h} {r}": why for (h, r), why in sorted(untestable.items())},
         "good": [f"{h} {r}" for h, r in good],
