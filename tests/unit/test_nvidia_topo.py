@@ -42,11 +42,15 @@ def test_dgx_h100_each_compute_nic_gets_its_own_gpu():
     assert nearest_gpus(topo, ["mlx5_7"])["mlx5_7"]["gpu"] >= 4
 
 
-def test_pcie_server_older_layout_spreads_the_gpus_behind_each_switch():
-    topo = parse_topo(load(FIXTURES, "topo_pcie_8gpu.txt"))
+def nearest_of(name, gpus):
+    topo = parse_topo(load(FIXTURES, name))
+    assert topo["gpus"] == [f"GPU{i}" for i in range(gpus)]
     assert sorted(topo["nics"]) == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
-    nearest = nearest_gpus(topo)
-    assert {n: (v["gpu"], v["link"]) for n, v in nearest.items()} == {
+    return {n: (v["gpu"], v["link"]) for n, v in nearest_gpus(topo).items()}
+
+
+def test_pcie_server_older_layout_spreads_the_gpus_behind_each_switch():
+    assert nearest_of("topo_pcie_8gpu.txt", 8) == {
         "mlx5_0": (0, "PIX"),
         "mlx5_1": (2, "PIX"),
         "mlx5_2": (4, "PIX"),
@@ -59,8 +63,8 @@ def test_no_matrix_no_nics():
     assert nearest_gpus(parse_topo("No devices were found")) == {}
 
 
-def gpu_host(perftest_cuda=True, mode="auto", nearest=None):
-    ports = [
+def ib_ports(devices):
+    return [
         {
             "device": dev,
             "port": 1,
@@ -71,8 +75,12 @@ def gpu_host(perftest_cuda=True, mode="auto", nearest=None):
             "sm_lid": "0x1",
             "counters": None,
         }
-        for dev in ("mlx5_0", "mlx5_3")
+        for dev in devices
     ]
+
+
+def gpu_host(perftest_cuda=True, mode="auto", nearest=None):
+    ports = ib_ports(("mlx5_0", "mlx5_3"))
     gpus = {
         "nvidia_gpus": [{"pci": f"0000:{n}:00.0"} for n in range(8)],
         "nvidia_peermem": True,
@@ -118,11 +126,7 @@ def test_gpudirect_false_tests_host_memory():
 # Issue 25, item 5: real nvidia-smi (R590) underlines the header row with ESC[4m ... ESC[0m
 # even through a pipe; before, the first GPU row was taken as the header.
 def test_header_wrapped_in_terminal_escapes_is_still_the_header():
-    topo = parse_topo(load(FIXTURES, "topo_escapes_4gpu.txt"))
-    assert topo["gpus"] == ["GPU0", "GPU1", "GPU2", "GPU3"]
-    assert sorted(topo["nics"]) == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
-    nearest = nearest_gpus(topo)
-    assert {n: (v["gpu"], v["link"]) for n, v in nearest.items()} == {
+    assert nearest_of("topo_escapes_4gpu.txt", 4) == {
         "mlx5_0": (0, "PIX"),
         "mlx5_1": (1, "NODE"),
         "mlx5_2": (2, "PXB"),
@@ -131,19 +135,7 @@ def test_header_wrapped_in_terminal_escapes_is_still_the_header():
 
 
 def escape_host(allow_node=None):
-    ports = [
-        {
-            "device": f"mlx5_{n}",
-            "port": 1,
-            "state": "ACTIVE",
-            "phys_state": "LinkUp",
-            "rate_gbps": 400.0,
-            "link_layer": "InfiniBand",
-            "sm_lid": "0x1",
-            "counters": None,
-        }
-        for n in range(4)
-    ]
+    ports = ib_ports([f"mlx5_{n}" for n in range(4)])
     gpus = {
         "nvidia_gpus": [{"pci": f"0000:{n}:00.0"} for n in range(4)],
         "perftest_cuda": True,
