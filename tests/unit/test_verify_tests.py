@@ -451,3 +451,182 @@ def test_planning_pauses_the_cycle_collector_and_restores_it(monkeypatch):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# Issue 25, item 4: the expected rate is never a guess by host order.
+def test_a_tie_for_the_rails_rate_is_ambiguous_not_settled_by_host_order():
+    _, health = fabric_of(2, rails=1, lab2=host(2, 1, rates={0: "200 Gb/sec (2X NDR)"}))
+    fabric = vt.fabric(health)
+    assert fabric["rails"]["mlx5_0"]["gbps"] is None
+    assert fabric["rails"]["mlx5_0"]["usable_gbps"] is None
+    [check] = [c for c in fabric["checks"] if c["check"] == "rail rate"]
+    assert not check["ok"] and check["host"] == "fabric"
+    assert check["detail"] == (
+        "rail mlx5_0: ambiguous: set rdma_verify_expected_rate_gbps (200 Gb/s (2X NDR): "
+        "lab2; 400 Gb/s (4X NDR): lab1)"
+    )
+    # Set, it decides: the 2X port is the slow one.
+    fabric = vt.fabric(health, expected_rate_gbps=400)
+    bad = [c["host"] for c in fabric["checks"] if c["check"] == "rail rate" and not c["ok"]]
+    assert bad == ["lab2"]
+
+
+def test_a_majority_below_the_share_is_ambiguous():
+    _, health = fabric_of(
+        5,
+        rails=1,
+        lab1=host(1, 1, rates={0: "200 Gb/sec (4X HDR)"}),
+        lab2=host(2, 1, rates={0: "100 Gb/sec (4X EDR)"}),
+    )
+    # 3 of 5 at 400: a majority, above the default share (0.5).
+    assert vt.fabric(health)["rails"]["mlx5_0"]["gbps"] == 400.0
+    fabric = vt.fabric(health, majority_share=0.75)
+    assert fabric["rails"]["mlx5_0"]["gbps"] is None
+    assert any(
+        c["detail"].startswith("rail mlx5_0: ambiguous") for c in fabric["checks"] if not c["ok"]
+    )
+
+
+def ethernet_port(rate):
+    return {
+        "device": "mlx5_0",
+        "port": 1,
+        "state": "ACTIVE",
+        "phys_state": "LinkUp",
+        "rate": rate,
+        "rate_gbps": float(rate.split()[0]),
+        "link_layer": "Ethernet",
+        "netdev": "eth0",
+        "counters": None,
+    }
+
+
+def test_ethernet_speeds_use_64b66b_whatever_ib_name_mlx5_reports():
+    """mlx5 reports 40GBASE as "4X QDR" and 10GBASE as "1X QDR" (the IB names of the same
+    signalling); Ethernet 10/40GBASE-R carry 64b/66b, sysfs prints their data rate."""
+    for text, usable in (("40 Gb/sec (4X QDR)", 40.0), ("10 Gb/sec (1X QDR)", 10.0)):
+        info = {"ports": [ethernet_port(text)], "perftest_version": "6.06", "problems": []}
+        [rail] = rv.host_health(info, {"address": "mgmt", "counter_max": {}})["rails"]
+        assert rail["rate"]["usable_gbps"] == usable, text
+    ib = dict(ethernet_port("40 Gb/sec (4X QDR)"), link_layer="InfiniBand", netdev=None)
+    info = {"ports": [ib], "perftest_version": "6.06", "problems": []}
+    [rail] = rv.host_health(info, {"address": "mgmt", "counter_max": {}})["rails"]
+    assert rail["rate"]["usable_gbps"] == 32.0
+
+
+# Issue 25, item 3: a host lost during traffic (its perftest_run never came back).
+def test_a_host_lost_during_traffic_is_unreachable_and_its_partners_tests_peer_lost():
+    names, health = fabric_of(4, rails=2)
+    expect = vt.fabric(health)["rails"]
+    tests = vt.plan("main", vt.all_pairs(names), health, LAB, expect)
+    outcomes = []
+    for t in tests:
+        gone = f"{t['id']}/{_side_of(t, 'lab3')}" if "lab3" in (t["server"], t["client"]) else None
+        outcomes += [o for o in ok(t) if o["id"] != gone]
+    main = vt.judge(tests, outcomes, 3)
+    lost = [r for r in main if "lab3" in (r["server"], r["client"])]
+    assert len(lost) == 6 and {r["outcome"] for r in lost} == {"peer lost"}
+    assert all(r["error"] == "peer lost: lab3 was lost during traffic" for r in lost)
+    assert all(r["outcome"] == "passed" for r in main if r not in lost)
+    assert vt.retest_pairs(main, health) == []
+    vt.merge_retests(main, [])
+    isolate = vt.isolation(main, health, LAB)
+    assert isolate["suspects"] == [] and isolate["pairs"] == []
+    doc = rv.report(health, main, dict(isolate, verdicts={}), {"mode": "full"}, "now", hosts=names)
+    summary = doc["summary"]
+    assert summary["unreachable"] == ["lab3"] and summary["passed"] is False
+    assert summary["bad_hosts"] == [] and summary["bad_rails"] == []
+    assert summary["tests_failed"] == 0 and summary["tests_peer_lost"] == 6
+    [row] = [c for c in doc["checks"] if c["host"] == "lab3" and c["check"] == "reachable"]
+    assert not row["ok"] and row["detail"] == "lost during traffic: no perftest result came back"
+
+
+def _side_of(test, host):
+    return "client" if test["client"] == host else "server"
+
+
+# Issue 25, items 1 and 9: isolation that names several culprits, and rail patterns.
+@pytest.mark.parametrize("count", [8, 32])
+def test_two_dead_hosts_on_one_rail_are_named_exactly(count):
+    dead = {"lab3", f"lab{count - 1}"}
+
+    def on_dead(t):
+        return t["rail"] == "mlx5_1" and bool(dead & {t["server"], t["client"]})
+
+    main, retest, isolate, iso, verdicts = verify(count, on_dead, on_dead, on_dead, rails=2)
+    assert isolate["suspects"] == [f"{h} mlx5_1" for h in sorted(dead, key=vt.natural_key)]
+    assert isolate["rails"] == {}
+    assert {k for k, v in verdicts.items() if v["bad"]} == set(isolate["suspects"])
+    for key in isolate["suspects"]:
+        assert "fails as sender against 2 good peers" in verdicts[key]["verdict"]
+        assert "fails as receiver against 2 good peers" in verdicts[key]["verdict"]
+
+
+def test_a_bad_sender_and_a_bad_receiver_among_four_are_both_named():
+    # lab2 cannot send, lab3 cannot receive (both show in the full schedule's orientations:
+    # lab2 sends to lab1 and lab4, lab3 receives from lab1 and lab4).
+    def faults(t):
+        return t["client"] == "lab2" or t["server"] == "lab3"
+
+    main, retest, isolate, iso, verdicts = verify(4, faults, faults, faults)
+    bad = {k: v["verdict"] for k, v in verdicts.items() if v["bad"]}
+    assert set(bad) == {"lab2 mlx5_0", "lab3 mlx5_0"}, verdicts
+    assert bad["lab2 mlx5_0"].startswith("lab2 rail mlx5_0 (mlx5_0): fails as sender against")
+    assert "receiver" not in bad["lab2 mlx5_0"]
+    assert bad["lab3 mlx5_0"].startswith("lab3 rail mlx5_0 (mlx5_0): fails as receiver against")
+    assert all(v["bad"] is False for k, v in verdicts.items() if k not in bad)
+
+
+def test_a_leaf_half_gets_a_rail_verdict_not_eight_suspects():
+    half = {"lab1", "lab2", "lab3", "lab4"}
+
+    def across(t):
+        return t["rail"] == "mlx5_1" and (t["server"] in half) != (t["client"] in half)
+
+    main, retest, isolate, iso, verdicts = verify(8, across, across, across, rails=2)
+    assert isolate["rails"] == {
+        "mlx5_1": "rail mlx5_1: lab1-lab4 fail against lab5-lab8: suspect the leaf or its uplinks"
+    }
+    assert isolate["suspects"] == [] and verdicts == {}
+
+
+def test_a_rail_wide_half_rate_gets_a_rail_verdict():
+    names, health = fabric_of(8, rails=2)
+    expect = vt.fabric(health)["rails"]
+    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, expect)
+    outcomes = {}
+    for t in tests:
+        gbps = 200.0 if t["rail"] == "mlx5_1" else 390.0
+        for side in ("client", "server"):
+            outcomes[f"{t['id']}/{side}"] = {
+                "id": t["id"],
+                "error": None,
+                "result": {"ok": True, "rows": [{"bytes": 65536, "bw_average_gbps": gbps}]},
+            }
+    main = vt.judge(tests, outcomes, 3)
+    vt.merge_retests(main, [])
+    isolate = vt.isolation(main, health, OPTIONS)
+    assert isolate["rails"] == {
+        "mlx5_1": "rail mlx5_1: every pair at ~56% of the expected rate: suspect the expected "
+        "rate (rdma_verify_expected_rate_gbps) or the leaf"
+    }
+    assert isolate["suspects"] == []
+
+
+def test_undetermined_says_why():
+    main, retest, isolate, iso, verdicts = verify(2, lambda t: True, lambda t: True, None)
+    for v in verdicts.values():
+        assert v["verdict"].endswith(
+            "undetermined: no known-good peer on rail mlx5_0 to retest against"
+        )
+
+
+def test_the_report_carries_rail_verdicts():
+    names, health = fabric_of(3, rails=1)
+    expect = vt.fabric(health)["rails"]
+    main = run_phase("main", vt.all_pairs(names), health, lambda t: True, expect)
+    isolate = vt.isolation(main, health, LAB)
+    doc = rv.report(health, main, dict(isolate, verdicts={}), {"mode": "full"}, "now")
+    assert doc["summary"]["rail_verdicts"] == [
+        "rail mlx5_0: every pair fails: suspect the leaf or the rail's subnet"
+    ]

@@ -8,7 +8,9 @@ NIC names themselves, mlx5_0.., on older ones) followed by "CPU Affinity", "NUMA
 Affinity" and (newer) "GPU NUMA ID"; one row per GPU and per NIC; cells are X (self),
 NV# (NVLink, GPU to GPU), PIX, PXB, PHB, NODE, SYS. Then a "Legend:" and, on R515+, a
 "NIC Legend:" mapping NIC0 to mlx5_0. Columns are separated by tabs, padded with
-spaces: split on whitespace, never on positions.
+spaces: split on whitespace, never on positions. Drivers of R590 wrap the header row in
+an underline escape (ESC[4m ... ESC[0m) even when stdout is a pipe: escapes are removed
+before anything else.
 
 For GPUDirect RDMA the best GPU for a NIC is the one it reaches through the fewest
 PCIe hops: PIX (one switch) < PXB (several switches) < PHB (the host bridge) < NODE
@@ -21,12 +23,13 @@ import re
 
 RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
 _AFFINITY = ("CPU", "NUMA", "GPU NUMA")
+_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")
 
 
 def parse_topo(text):
     """{gpus: [GPU0, ...], nics: {name: {GPUk: link}}}; nics keyed by RDMA device name."""
-    lines = (text or "").splitlines()
+    lines = _ESCAPE.sub("", text or "").splitlines()
     header = None
     rows = {}
     legend = {}

@@ -181,10 +181,16 @@ def _device_checks(devices, by_name, gpus):
 
 
 GPUDIRECT = ("auto", "true", "false")
+# The GPU-to-NIC links GPUDirect RDMA is tested over by default: behind one PCIe switch
+# (PIX) or a tree of them (PXB), what NVIDIA's ngc_multinode_perf accepts. PHB and NODE
+# (through the CPU's host bridges) only with rdma_verify_gpudirect_allow_node; SYS
+# (across sockets) never.
+GPU_LINKS = ("PIX", "PXB")
 
 
-def _gpudirect(mode, gpus, checks):
-    """({device: {gpu, link}} or None when GPUDirect is off, error text or None).
+def _gpudirect(mode, gpus, checks, allow_node=False, rail_devices=None):
+    """({device: {gpu, link}} or None when GPUDirect is off, error text or None,
+    {device: {gpu, link}} refused as too far).
 
     auto: on for hosts with NVIDIA GPUs; true: on (a host without GPUs is an error);
     false: host memory. On, a perftest built without CUDA is a failed check, not a
@@ -195,21 +201,53 @@ def _gpudirect(mode, gpus, checks):
         raise ValueError(f"rdma_verify_gpudirect must be one of auto, true, false; got {mode!r}")
     has_gpus = bool(gpus.get("nvidia_gpus"))
     if mode == "false" or (mode == "auto" and not has_gpus):
-        return None, None
+        return None, None, {}
     if not has_gpus:
         checks.append(_check("GPUDirect", False, "rdma_verify_gpudirect is true: no NVIDIA GPU"))
-        return {}, "no NVIDIA GPU for GPUDirect"
+        return {}, "no NVIDIA GPU for GPUDirect", {}
     if gpus.get("perftest_cuda") is False:
         text = (
             "perftest was built without CUDA (ib_write_bw has no --use_cuda): GPUDirect RDMA "
             "cannot be tested (rdma_verify_gpudirect: false tests host memory)"
         )
         checks.append(_check("GPUDirect", False, text))
-        return {}, text
+        return {}, text, {}
     nearest = gpus.get("nearest") or {}
-    text = ", ".join(f"{n}: GPU{v['gpu']} ({v['link']})" for n, v in sorted(nearest.items()))
-    checks.append(_check("GPUDirect", bool(nearest), text or "nvidia-smi topo -m gave no NIC"))
-    return nearest, None
+    allowed = GPU_LINKS + (("PHB", "NODE") if allow_node else ())
+    # Judged on the rails' NICs only (a storage NIC may well be far from every GPU).
+    refused = {
+        n: v
+        for n, v in nearest.items()
+        if v.get("link") not in allowed and (rail_devices is None or n in rail_devices)
+    }
+    text = ", ".join(
+        f"{n}: GPU{v['gpu']} ({v['link']}{': refused' if n in refused else ''})"
+        for n, v in sorted(nearest.items())
+    )
+    checks.append(
+        _check("GPUDirect", bool(nearest) and not refused, text or "nvidia-smi topo -m gave no NIC")
+    )
+    return {n: v for n, v in nearest.items() if n not in refused}, None, refused
+
+
+def _port_rate(port):
+    """The port's rate with its usable share by what the link is: IB SDR/DDR/QDR carry
+    8b/10b (rdma_sysfs.ENCODING); on an Ethernet link layer mlx5 names 40GBASE "4X QDR"
+    and 10GBASE "1X QDR" (and 56GbE "4X FDR"), but Ethernet's 64b/66b (or PAM4 FEC)
+    rates are printed as data rates: usable = the rate."""
+    rate = parse_rate_detail(port.get("rate"))
+    if rate and port.get("link_layer") == "Ethernet":
+        rate["usable_gbps"] = rate["gbps"]
+    return rate
+
+
+def _refused_gpu(dev, near):
+    """Why a rail gets no GPU: its nearest one is too far for GPUDirect RDMA."""
+    if near["link"] == "SYS":
+        why = "across sockets (SYS): GPUDirect RDMA is refused there"
+    else:
+        why = "set rdma_verify_gpudirect_allow_node: true to test it anyway"
+    return f"the GPU nearest {dev} is GPU{near['gpu']} over {near['link']}: {why}"
 
 
 def host_health(info, expect, host="this host"):
@@ -258,7 +296,13 @@ def host_health(info, expect, host="this host"):
     by_name = {d["name"]: d for d in info.get("devices") or []}
     gpus = info.get("gpus") or {}
     checks += _device_checks(devices, by_name, gpus)
-    cuda, cuda_error = _gpudirect(expect.get("gpudirect", "auto"), gpus, checks)
+    cuda, cuda_error, refused = _gpudirect(
+        expect.get("gpudirect", "auto"),
+        gpus,
+        checks,
+        str(expect.get("gpudirect_allow_node", False)).lower() in ("true", "yes", "1", "on"),
+        {p["device"] for p in chosen},
+    )
     rails = []
     for p in chosen:
         dev, num = p["device"], p["port"]
@@ -344,7 +388,7 @@ def host_health(info, expect, host="this host"):
                 "port": num,
                 "link_layer": p.get("link_layer"),
                 "rate_gbps": p.get("rate_gbps"),
-                "rate": parse_rate_detail(p.get("rate")),
+                "rate": _port_rate(p),
                 "netdev": p.get("netdev"),
                 "gid_index": gid_index,
                 "address": address,
@@ -357,6 +401,7 @@ def host_health(info, expect, host="this host"):
                 "numactl": bool(info.get("numactl")),
                 "cuda": (cuda or {}).get(dev, {}).get("gpu") if cuda is not None else None,
                 "cuda_error": cuda_error
+                or (_refused_gpu(dev, refused[dev]) if dev in refused else None)
                 or (
                     f"no GPU near {dev} in nvidia-smi topo -m"
                     if cuda is not None and dev not in cuda
@@ -477,7 +522,9 @@ def _matrix(hosts, records, rail):
             continue
         cells[tuple(sorted((r["server"], r["client"])))] = {
             "gbps": r["measured_gbps"],
-            "passed": r.get("outcome", "passed" if r["passed"] else "failed") != "failed",
+            "passed": r.get("outcome", "passed" if r["passed"] else "failed")
+            not in ("failed", "peer lost"),
+            "lost": r.get("outcome") == "peer lost",
             "flaky": r.get("outcome") == "flaky",
             "expected": r["expected_gbps"],
         }
@@ -512,6 +559,14 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
             )
             continue
         checks += [dict(c, host=host) for c in health[host]["checks"]]
+    lost = {h for r in records for h in r.get("lost") or ()}
+    for host in hosts:
+        if host in lost and host not in unreachable:
+            unreachable.append(host)
+            checks.append(
+                _check("reachable", False, "lost during traffic: no perftest result came back")
+                | {"host": host}
+            )
     verdict = (isolate or {}).get("verdicts") or {}
     final = [r for r in records if r["phase"] in ("main", "latency")]
     outcome = [r.get("outcome", "passed" if r["passed"] else "failed") for r in final]
@@ -528,10 +583,13 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
         "tests_passed": outcome.count("passed"),
         "tests_flaky": outcome.count("flaky"),
         "tests_failed": failed,
+        "tests_peer_lost": outcome.count("peer lost"),
         "retests": sum(r["phase"] == "retest" for r in records),
         "bad_hosts": sorted({v["host"] for v in bad.values()}, key=natural_key),
         "bad_rails": sorted(bad, key=natural_key),
         "unreachable": unreachable,
+        # Rail-level verdicts (a leaf half, every pair at a fraction of the rate).
+        "rail_verdicts": [v for _r, v in sorted(((isolate or {}).get("rails") or {}).items())],
         "passed": not failed_checks and not failed and not unreachable,
     }
     live = [h for h in hosts if health.get(h)]

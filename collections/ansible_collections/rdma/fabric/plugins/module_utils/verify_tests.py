@@ -27,6 +27,7 @@ its own pairs (host_pairs, O(rounds)).
 from __future__ import annotations
 
 import gc
+import re
 from collections import Counter
 from contextlib import contextmanager
 
@@ -141,7 +142,13 @@ def pin_argv(rail):
 
 
 def _side_argv(options, rail, port, peer_address=None):
-    argv = pin_argv(rail) if options.get("pin_cpus") else []
+    argv = []
+    if rail.get("cuda") is not None:
+        # --use_cuda=N is nvidia-smi's index, in PCI order; CUDA numbers devices fastest
+        # first unless CUDA_DEVICE_ORDER=PCI_BUS_ID (NVIDIA's ngc_multinode_perf sets it),
+        # and an inherited CUDA_VISIBLE_DEVICES would renumber them.
+        argv += ["env", "-u", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER=PCI_BUS_ID"]
+    argv += pin_argv(rail) if options.get("pin_cpus") else []
     argv += [options["binary"], "-d", rail["device"], "-i", str(rail["port"])]
     if rail.get("gid_index") is not None:
         argv += ["-x", str(rail["gid_index"])]
@@ -376,6 +383,17 @@ def judge(tests, outcomes, duration=None):
     """Planned tests + perftest_run outcomes ({id: outcome} or a list) -> records."""
     if isinstance(outcomes, list):
         outcomes = {o["id"]: o for o in outcomes}
+    # A host none of whose sides came back was lost during traffic (its perftest_run
+    # returns all its outcomes at once): its tests are "peer lost", not failures of
+    # anyone's HCA, and the report lists it unreachable.
+    came_back = {}
+    for test in tests:
+        if test.get("runnable"):
+            for side in ("client", "server"):
+                came_back[test[side]] = (
+                    came_back.get(test[side]) or f"{test['id']}/{side}" in outcomes
+                )
+    lost = {host for host, back in came_back.items() if not back}
     records = []
     for test in tests:
         record = {k: test.get(k) for k in RECORD_KEYS}
@@ -386,6 +404,19 @@ def judge(tests, outcomes, duration=None):
             error=test.get("error"),
             ran=bool(test.get("runnable")),
         )
+        gone = [h for h in (test["server"], test["client"]) if h in lost]
+        if test.get("runnable") and gone:
+            record.update(
+                error=f"peer lost: {' and '.join(gone)} {'was' if len(gone) == 1 else 'were'} "
+                "lost during traffic",
+                outcome="peer lost",
+                lost=gone,
+                rows=[],
+                mtu=None,
+                deltas={},
+            )
+            records.append(record)
+            continue
         if test.get("runnable"):
             client = outcomes.get(f"{test['id']}/client")
             server = outcomes.get(f"{test['id']}/server")
@@ -455,6 +486,7 @@ def retest_pairs(records, health=None):
         if r["phase"] == "main"
         and r.get("ran")
         and not r["passed"]
+        and r.get("outcome") != "peer lost"
         and (
             health is None
             or (_active(health, r["server"], r["rail"]) and _active(health, r["client"], r["rail"]))
@@ -501,21 +533,108 @@ def _directions(record, options):
     return {record["client"]: {RECEIVE}, record["server"]: {SEND}}
 
 
-def isolation(records, health, options):
-    """Suspects per (host, rail), known-good (host, rail)s and the isolate tests.
+def _span(hosts):
+    """'lab1-lab4' for hosts that follow each other by name, else 'lab1, lab3'."""
+    hosts = sorted(hosts, key=natural_key)
+    prefix = {re.sub(r"\d+$", "", h) for h in hosts}
+    numbers = [re.search(r"(\d+)$", h) for h in hosts]
+    if len(hosts) > 2 and len(prefix) == 1 and all(numbers):
+        values = [int(m.group(1)) for m in numbers]
+        if values == list(range(values[0], values[0] + len(values))):
+            return f"{hosts[0]}-{hosts[-1]}"
+    return ", ".join(hosts)
 
-    A (host, rail) is suspect when a final (after retest) main test on it failed and
-    either it failed with 2+ different peers, or never passed, or one of the peers it
-    failed with is not itself such a suspect. Known-good: passed at least once and not
-    suspect (a (host, rail) whose only failures were against a host rail that failed
-    with 2+ peers or never passed is cleared); a suspect is never a known-good peer.
-    Each suspect is tested against up to 2 known-good peers on its rail, as client and
-    as server.
+
+def _rail_pattern(rail, records, passed, fails):
+    """A rail-level verdict when the rail's failures follow its wiring rather than hosts:
+    every tested pair failing (3+ hosts), or two groups (3+ hosts each) that pass among
+    themselves and fail every test across. None otherwise."""
+    mine = [
+        r
+        for r in records
+        if r["phase"] == "main"
+        and r["kind"] == "bw"
+        and r["rail"] == rail
+        and r.get("outcome") != "peer lost"
+    ]
+    hosts = {h for r in mine for h in (r["server"], r["client"])}
+    failing = [r for r in mine if r["outcome"] not in ("passed", "flaky")]
+    if len(hosts) >= 3 and len(failing) == len(mine):
+        ratios = sorted(
+            r["measured_gbps"] / r["expected_gbps"]
+            for r in mine
+            if r.get("measured_gbps") and r.get("expected_gbps")
+        )
+        if len(ratios) == len(mine):
+            share = round(100 * ratios[len(ratios) // 2])
+            return (
+                f"rail {rail}: every pair at ~{share}% of the expected rate: suspect the "
+                "expected rate (rdma_verify_expected_rate_gbps) or the leaf"
+            )
+        return f"rail {rail}: every pair fails: suspect the leaf or the rail's subnet"
+    # Groups: hosts joined by passing tests on this rail.
+    group = {h: {h} for h in hosts}
+    for r in mine:
+        if r["outcome"] in ("passed", "flaky"):
+            a, b = group[r["server"]], group[r["client"]]
+            if a is not b:
+                a |= b
+                for h in b:
+                    group[h] = a
+    groups = {id(g): g for g in group.values()}
+    # 3+ hosts a side: two against two is as well two bad hosts (their retests decide).
+    if len(groups) != 2 or min(len(g) for g in groups.values()) < 3:
+        return None
+    one, two = sorted(groups.values(), key=lambda g: natural_key(min(g, key=natural_key)))
+    if all((r["server"] in one) != (r["client"] in one) for r in failing):
+        return (
+            f"rail {rail}: {_span(one)} fail against {_span(two)}: suspect the leaf or its uplinks"
+        )
+    return None
+
+
+def _culprits(rail, fails, passed, untestable, steady=None):
+    """The (host, rail)s that explain the rail's failures: its untestable ports, then,
+    repeatedly, the host(s) with the most failures against peers not yet suspect, until
+    every failure has a suspect end. A tie suspects every host in it (the isolate
+    retests against known-good peers separate them); among equal counts, the hosts
+    whose failures are all in one direction that never passed (steady: {host: count})."""
+    steady = steady or {}
+    suspects = {h for (h, r) in untestable if r == rail}
+    unexplained = {frozenset((h, p)) for h, peers in fails.items() for p in peers if h != p}
+    unexplained = {e for e in unexplained if not e & suspects}
+    while unexplained:
+        count = Counter(h for edge in unexplained for h in edge)
+        score = {h: (c, steady.get(h, 0)) for h, c in count.items()}
+        top = max(score.values())
+        picked = {h for h, c in score.items() if c == top}
+        suspects |= picked
+        unexplained = {e for e in unexplained if not e & picked}
+    # A host that failed and never passed on the rail is suspect whatever its peers.
+    suspects |= {h for h in fails if (h, rail) not in passed}
+    return {(h, rail) for h in suspects}
+
+
+def isolation(records, health, options):
+    """Suspects per (host, rail), known-good (host, rail)s, rail-level patterns and the
+    isolate tests.
+
+    Per rail, on the final (after retest) main tests: when the failures follow the rail
+    rather than hosts (every pair fails; or two groups pass among themselves and fail
+    across: a leaf half) the rail gets a verdict in "rails" and no host is suspect.
+    Else the suspects are the (host, rail)s that explain the failures: repeatedly the
+    one(s) with the most failures against peers that are not themselves suspect, until
+    every failure has a suspect end (untestable ports and hosts that never passed are
+    suspect too). Known-good: passed at least once and not suspect; a suspect is never
+    a known-good peer. Each suspect is tested against up to 2 known-good peers on its
+    rail, as client and as server.
     """
     passed, failed = {}, {}
     untestable = {}
+    # Per (host, rail) and direction: [failures, passes] (the one-direction evidence).
+    by_dir = {}
     for r in records:
-        if r["phase"] != "main" or r["kind"] != "bw":
+        if r["phase"] != "main" or r["kind"] != "bw" or r.get("outcome") == "peer lost":
             continue
         final_pass = r["outcome"] in ("passed", "flaky")
         for host, peer in ((r["server"], r["client"]), (r["client"], r["server"])):
@@ -525,19 +644,27 @@ def isolation(records, health, options):
                 untestable[key] = (rail or {}).get("missing") or "no RDMA port for this rail"
             elif rail.get("active") is False:
                 untestable[key] = "its port is not ACTIVE/LinkUp (see its port state check)"
+            for direction in _directions(r, options).get(host, ()):
+                by_dir.setdefault(key, {}).setdefault(direction, [0, 0])[final_pass] += 1
             if final_pass:
                 passed.setdefault(key, set()).add(peer)
             else:
                 failed.setdefault(key, set()).add(peer)
-    strong = {
-        key
-        for key, peers in failed.items()
-        if len(peers) >= 2 or key not in passed or key in untestable
-    }
-    suspects = set(strong)
+    rails = {}
     for key, peers in failed.items():
-        if key not in strong and any((peer, key[1]) not in strong for peer in peers):
-            suspects.add(key)
+        rails.setdefault(key[1], {})[key[0]] = peers
+    patterns = {}
+    suspects = set()
+    for rail, fails in rails.items():
+        pattern = _rail_pattern(rail, records, passed, fails)
+        if pattern:
+            patterns[rail] = pattern
+            continue
+        steady = {
+            h: max((f for f, p in by_dir.get((h, rail), {}).values() if not p), default=0)
+            for h in fails
+        }
+        suspects |= _culprits(rail, fails, passed, untestable, steady)
     good = sorted(
         (k for k in passed if k not in suspects),
         key=lambda k: (natural_key(k[1]), natural_key(k[0])),
@@ -558,6 +685,7 @@ def isolation(records, health, options):
             pairs.append({"server": peer, "client": host, "rail": rail})
             pairs.append({"server": host, "client": peer, "rail": rail})
     return {
+        "rails": patterns,
         "suspects": [f"{h} {r}" for h, r in ordered],
         "untestable": {f"{h} {r}": why for (h, r), why in sorted(untestable.items())},
         "good": [f"{h} {r}" for h, r in good],
@@ -590,7 +718,7 @@ def _device(health, host, rail):
 def verdicts(isolate, records, health, options):
     """{"host rail": {host, rail, device, bad, verdict}} for every suspect."""
     out = {}
-    retests = [r for r in records if r["phase"] == "isolate"]
+    retests = [r for r in records if r["phase"] == "isolate" and r.get("outcome") != "peer lost"]
     for key in isolate.get("suspects") or []:
         host, rail = key.split(" ", 1)
         device = _device(health, host, rail)
@@ -692,14 +820,46 @@ def firmware_checks(health, hosts):
 
 
 @gc_paused()
-def fabric(health, expected_rate_gbps=0):
+def _rate_label(rate):
+    gbps, width, speed = rate[:3]
+    return f"{gbps:g} Gb/s ({width} {speed})"
+
+
+# The share of a rail's ports that must report one rate for it to be the rail's expected
+# rate when rdma_verify_expected_rate_gbps is not set; a tie is never enough.
+RATE_MAJORITY = 0.5
+
+
+def _ambiguous_rate(name, rates, share):
+    """'rail X: ambiguous: ...' when no rate of the rail wins by more than a tie and at
+    least `share` of its ports; else None."""
+    top = Counter(r for _h, r in rates).most_common()
+    if not top:
+        return None
+    tie = len(top) > 1 and top[1][1] == top[0][1]
+    if not tie and top[0][1] / len(rates) >= share:
+        return None
+    by_rate = {}
+    for host, rate in rates:
+        by_rate.setdefault(rate, []).append(host)
+    seen = "; ".join(
+        f"{_rate_label(rate)}: {', '.join(sorted(hosts, key=natural_key))}"
+        for rate, hosts in sorted(by_rate.items(), key=lambda kv: (kv[0][0], str(kv[0][1:])))
+    )
+    return f"rail {name}: ambiguous: set rdma_verify_expected_rate_gbps ({seen})"
+
+
+def fabric(health, expected_rate_gbps=0, majority_share=RATE_MAJORITY):
     """Checks across hosts and the expectation per rail.
 
     Returns {checks, rails: {rail: {gbps, width, speed, usable_gbps, ports, agree}},
     same_machine: [messages]}. Two inventory names with one boot id or one node GUID
     are one machine: refused, naming both. A port whose rate or width is below what
     most ports of its rail report fails a "rate" check; a host without a rail the
-    others have fails a "rails" check on that rail.
+    others have fails a "rails" check on that rail. Without rdma_verify_expected_rate_gbps,
+    a rail whose ports tie, or whose most common rate has less than majority_share of
+    them, has no expected rate: a failed "rail rate" check says "ambiguous", never a
+    guess by host order.
     """
     checks = []
     hosts = sorted(health, key=natural_key)
@@ -758,6 +918,31 @@ def fabric(health, expected_rate_gbps=0):
             if r.get("device") and r.get("rate")
         ]
         (gbps, width, speed, usable), count = _majority(rates) if rates else ((None,) * 4, 0)
+        ambiguous = (
+            None
+            if expected_rate_gbps
+            else _ambiguous_rate(
+                name,
+                [
+                    (h, (r["rate"]["gbps"], r["rate"]["width"], r["rate"]["speed"]))
+                    for h, r in members.items()
+                    if r.get("device") and r.get("rate")
+                ],
+                majority_share,
+            )
+        )
+        if ambiguous:
+            gbps = width = speed = usable = None
+            checks.append(
+                {
+                    "check": "rail rate",
+                    "host": "fabric",
+                    "ok": False,
+                    "device": None,
+                    "port": None,
+                    "detail": ambiguous,
+                }
+            )
         if expected_rate_gbps:
             usable = expected_rate_gbps * (usable / gbps if usable and gbps else 1.0)
             gbps = expected_rate_gbps
