@@ -7,22 +7,32 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ansible import constants as C
 from ansible.plugins.action import ActionBase
 from ansible.vars.plugins import get_vars_from_inventory_sources, get_vars_from_path
-from ansible_collections.rdma.fabric.plugins.plugin_utils import inventory_names
+from ansible_collections.rdma.fabric.plugins.plugin_utils import inventory_names, inventory_rules
 
-COLLECTION_ROLES = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "roles"
-)
+COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+COLLECTION_ROLES = os.path.join(COLLECTION, "roles")
+COLLECTION_PLAYBOOKS = os.path.join(COLLECTION, "playbooks")
 
 
 class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
     _VALID_ARGS = frozenset(
-        ("groups", "model_groups", "variables", "allow_unknown_vars", "roles_paths")
+        (
+            "groups",
+            "model_groups",
+            "variables",
+            "allow_unknown_vars",
+            "roles_paths",
+            "playbooks_dir",
+            "linux_groups",
+            "selectors",
+        )
     )
 
     def run(self, tmp=None, task_vars=None):
@@ -34,6 +44,9 @@ class ActionModule(ActionBase):
                 "variables": {"type": "list", "elements": "str", "default": []},
                 "allow_unknown_vars": {"type": "raw", "default": []},
                 "roles_paths": {"type": "list", "elements": "path"},
+                "playbooks_dir": {"type": "path"},
+                "linux_groups": {"type": "list", "elements": "str", "default": []},
+                "selectors": {"type": "list", "elements": "str", "default": []},
             },
         )
         allow = args["allow_unknown_vars"]
@@ -61,10 +74,15 @@ class ActionModule(ActionBase):
             args["groups"], hosts_by_group, args["model_groups"]
         )
 
+        value_findings = inventory_rules.value_problems(sources, known)
+        rule_findings = self._rules(inventory, sources, roles_paths, known, args)
+
         result.update(
             changed=False,
             unknown_vars=var_findings,
             group_typos=group_findings,
+            bad_values=value_findings,
+            **rule_findings,
             known_vars=len(known),
             hosts=len(inventory.hosts),
         )
@@ -75,18 +93,91 @@ class ActionModule(ActionBase):
                 "The inventory has names no role knows (set rdma_fabric_allow_unknown_vars "
                 "to a list of your own variables or patterns to keep them):\n" + "\n".join(lines)
             )
-        else:
+        rule_lines = inventory_rules.messages(
+            value_findings,
+            rule_findings["unread_settings"],
+            rule_findings["shared_hosts"],
+            rule_findings["selector_conflicts"],
+        )
+        if rule_lines:
+            head = result["msg"] + "\n" if lines else ""
+            result["failed"] = True
             result["msg"] = (
-                f"{len(inventory.hosts)} hosts, {len(inventory.groups)} groups: no unknown names"
+                head
+                + "The inventory has settings that cannot work as placed:\n"
+                + "\n".join(rule_lines)
+            )
+        if not lines and not rule_lines:
+            result["msg"] = (
+                f"{len(inventory.hosts)} hosts, {len(inventory.groups)} groups: no unknown names,"
+                " no misplaced settings"
             )
         return result
+
+    def _rules(self, inventory, sources, roles_paths, known, args):
+        """Settings no play reads where they are set; hosts in groups that exclude each
+        other; a selector (rdma_switch_os) set two ways for one host."""
+        plays = inventory_rules.stage_plays(args["playbooks_dir"] or COLLECTION_PLAYBOOKS)
+        reads_by_role = {}
+        for role in {r for play in plays for r in play["roles"]}:
+            for roles_path in roles_paths:
+                role_dir = os.path.join(roles_path, role)
+                if os.path.isdir(role_dir):
+                    reads_by_role[role] = inventory_rules.role_reads(role_dir, known)
+                    break
+        read_by = inventory_rules.readers(plays, reads_by_role)
+        kinds = inventory_rules.exclusive_kinds(plays, args["linux_groups"])
+        patterns = set(kinds) | {p for ps in read_by.values() for p in ps}
+        hosts_of_pattern = {p: self._hosts_of_pattern(inventory, p) for p in patterns}
+        hosts_of = {
+            f"group {name}": {h.name for h in group.get_hosts()}
+            for name, group in inventory.groups.items()
+        }
+        hosts_of.update({f"host {name}": {name} for name in inventory.hosts})
+        unread = inventory_rules.unread_settings(sources, hosts_of, read_by, hosts_of_pattern)
+        shared = inventory_rules.shared_hosts(kinds, hosts_of_pattern)
+
+        selectors = args["selectors"]
+        group_values = {
+            name: {
+                s: sources[f"group {name}"][s] for s in selectors if s in sources[f"group {name}"]
+            }
+            for name in inventory.groups
+        }
+        group_values = {name: values for name, values in group_values.items() if values}
+        groups_of_host = {}
+        for name in group_values:
+            for host in hosts_of[f"group {name}"]:
+                groups_of_host.setdefault(host, []).append(name)
+        ancestors = {
+            name: {g.name for g in inventory.groups[name].get_ancestors()} for name in group_values
+        }
+        conflicts = inventory_rules.selector_conflicts(
+            selectors, group_values, groups_of_host, ancestors
+        )
+        return {
+            "unread_settings": unread,
+            "shared_hosts": shared,
+            "selector_conflicts": conflicts,
+        }
+
+    @staticmethod
+    def _hosts_of_pattern(inventory, pattern):
+        """A play's hosts, whatever --limit says; a group the inventory lacks has none."""
+        if pattern in inventory.groups:
+            return {h.name for h in inventory.groups[pattern].get_hosts()}
+        if re.fullmatch(r"[\w.-]+", pattern):
+            return set()
+        hosts = inventory.get_hosts(pattern, ignore_limits=True, ignore_restrictions=True)
+        return {h.name for h in hosts}
 
     def _sources(self, inventory, extra_vars, basedir):
         """Where each name is defined: inventory files, group_vars/host_vars next to the
         inventory or the playbook, extra vars."""
 
         def names_of(entity):
-            names = set(entity.get_vars())
+            """The variables set on the entity itself (name -> value as written)."""
+            names = dict(entity.get_vars())
             names.update(
                 get_vars_from_inventory_sources(self._loader, inventory._sources, [entity], "task")
             )
@@ -95,5 +186,5 @@ class ActionModule(ActionBase):
 
         sources = {f"group {name}": names_of(group) for name, group in inventory.groups.items()}
         sources.update({f"host {host.name}": names_of(host) for host in inventory.hosts.values()})
-        sources["extra vars"] = set(extra_vars)
+        sources["extra vars"] = dict(extra_vars)
         return sources

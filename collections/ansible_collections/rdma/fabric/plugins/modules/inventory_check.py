@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: inventory_check
-short_description: Fail on typos in an inventory's variable and group names
+short_description: Fail on typos and misplaced settings in an inventory
 description:
   - Reads the whole inventory on the controller (no host is contacted) and fails, before
     any change, naming every variable with a project prefix (C(rdma_), C(roce_),
@@ -22,6 +22,21 @@ description:
     (O(groups)) when that targeted group has no hosts (C(rdma_host) for C(rdma_hosts)).
   - Role directories are read from the configured roles path, the playbook's C(roles/)
     and the collection's C(roles/).
+  - Fails on values of the right type that cannot be what they claim, wherever set
+    (group, host, extra vars; templated values are left to the roles). A variable named
+    C(*_url) must be a URL with a scheme the role takes and a host (V(https://HOST/PATH);
+    V(file:///PATH) where the role takes it); one named C(*_host) or C(*_address) must be a
+    host name or address, not a URL. Each finding says what to use instead.
+  - Fails on a setting placed on hosts (or a group of hosts) that no play reading it runs
+    on, naming the groups those plays target. Which play reads which variable comes from
+    the playbooks in O(playbooks_dir) (each play's C(hosts) and the roles it runs or
+    includes) and from each role's files (the names its argument specs declare or its
+    defaults, vars, tasks, handlers and templates mention).
+  - Fails on a host in two groups that exclude each other, naming both groups and the
+    hosts. A play with C(become) configures Linux servers, one without a device over its
+    API or CLI (a switch, UFM), so a host is a server or one kind of device. Also on a host
+    in two groups that set one of O(selectors) to different values, neither group a
+    parent of the other.
 version_added: 0.2.0
 author: rdma-fabric contributors (@rdma-fabric)
 options:
@@ -52,6 +67,21 @@ options:
     description: Directories of roles to read instead of the default ones.
     type: list
     elements: path
+  playbooks_dir:
+    description:
+      - The stage playbooks whose plays say which groups read which variables; unset, the
+        collection's C(playbooks/).
+    type: path
+  linux_groups:
+    description: Groups no play targets whose hosts the roles take for Linux servers.
+    type: list
+    elements: str
+    default: []
+  selectors:
+    description: Variables a host takes one value of, set per group (V(rdma_switch_os)).
+    type: list
+    elements: str
+    default: []
 attributes:
   action:
     support: full
@@ -92,6 +122,43 @@ group_typos:
   type: list
   elements: dict
   sample: [{"group": "rdma_host", "hosts": 3, "closest": "rdma_hosts"}]
+bad_values:
+  description: Each C(*_url), C(*_host) or C(*_address) value that cannot be one.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: rdma_stack_doca_repo_url
+      where: host gpu-02
+      value: linux.mellanox.com/public/repo/doca/2.9.1/
+      problem: is not a URL (no scheme)
+      use: https://linux.mellanox.com/public/repo/doca/2.9.1/
+unread_settings:
+  description: Each setting placed where no play that reads it runs.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: ib_subnet_manager_priority
+      where: host gpu-01
+      hosts: 1
+      read_on: [ib_hosts, ib_switches, subnet_managers, ufm_servers]
+shared_hosts:
+  description: Pairs of groups that exclude each other and the hosts they share.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"groups": ["rdma_hosts", "switches"], "hosts": ["leaf-09"]}]
+selector_conflicts:
+  description: Hosts given two values of a selector by sibling groups.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: rdma_switch_os
+      groups: [cumulus_switches, sonic_switches]
+      values: [cumulus, sonic]
+      hosts: [leaf-01]
 known_vars:
   description: How many variable names the roles and O(variables) declare.
   returned: always
