@@ -8,15 +8,7 @@ import os
 
 import sysfs_tree as st
 from test_rdma_health_info import devinfo_hca, devinfo_port
-
-PLAY = """\
-- name: Apply rdma_verify to this machine
-  hosts: localhost
-  connection: local
-  gather_facts: false
-  roles:
-    - role: rdma_verify
-"""
+from test_rdma_verify_role import PLAYS
 
 
 def check_run(run_cli, tmp_path, up: bool):
@@ -44,7 +36,7 @@ def check_run(run_cli, tmp_path, up: bool):
     for tool in ("ibv_devinfo", "ib_write_bw"):
         (bindir / tool).chmod(0o755)
     playbook = tmp_path / "verify.yml"
-    playbook.write_text(PLAY)
+    playbook.write_text(PLAYS["main.yml"])
     extra = {
         "rdma_verify_sysfs_root": str(root),
         "rdma_verify_report_dir": str(tmp_path / "reports"),
