@@ -226,6 +226,39 @@ def test_unread_settings_name_variable_place_and_readers():
     ]
 
 
+def test_mode_values_belong_to_the_plays_that_act_on_them():
+    """ib_fabric.yml includes the SM role on ib_switches only for mode switch, on
+    ufm_servers only for mode ufm: those values belong there, read from the playbooks."""
+    owners = rules.value_owners(rules.stage_plays(str(PLAYBOOKS_DIR)))
+    assert owners == {
+        ("ib_subnet_manager_mode", "switch"): ["ib_switches"],
+        ("ib_subnet_manager_mode", "ufm"): ["ufm_servers"],
+    }
+    found = rules.misplaced_values(
+        {
+            "host sm-01": {"ib_subnet_manager_mode": "switch"},
+            "group mlnxos_switches": {"ib_subnet_manager_mode": "switch"},
+            "group subnet_managers": {"ib_subnet_manager_mode": "external"},
+        },
+        {
+            "host sm-01": {"sm-01"},
+            "group mlnxos_switches": {"ib-leaf-01"},
+            "group subnet_managers": {"sm-01"},
+        },
+        owners,
+        {"ib_switches": {"ib-leaf-01"}, "ufm_servers": set()},
+    )
+    assert found == [
+        {
+            "name": "ib_subnet_manager_mode",
+            "value": "switch",
+            "where": "host sm-01",
+            "hosts": ["sm-01"],
+            "owners": ["ib_switches"],
+        }
+    ]
+
+
 def test_exclusive_kinds_come_from_become():
     plays = rules.stage_plays(str(PLAYBOOKS_DIR))
     kinds = rules.exclusive_kinds(plays, ["gpu_hosts"])
@@ -293,7 +326,12 @@ BAD_INVENTORY = {
                 }
             },
             "subnet_managers": {
-                "hosts": {"sm-01": {"ib_subnet_manager_ufm_url": "http://ufm01.example.net"}}
+                "hosts": {
+                    "sm-01": {
+                        "ib_subnet_manager_ufm_url": "http://ufm01.example.net",
+                        "ib_subnet_manager_mode": "ufm",
+                    }
+                }
             },
             "switches": {
                 "children": {
@@ -342,6 +380,8 @@ def test_preflight_refuses_every_kind_naming_variable_host_and_what_to_use(run_c
         "groups gpu_hosts and switches exclude each other (a host is a Linux server or one kind"
         " of device) but share leaf-09",
         "groups rdma_hosts and switches exclude each other",
+        "ib_subnet_manager_mode: ufm (set in host sm-01) reaches sm-01, outside ufm_servers,"
+        " the only hosts whose play acts on ufm: set it on hosts of ufm_servers",
         "rdma_switch_os: groups cumulus_switches (cumulus) and sonic_switches (sonic) exclude each"
         " other but share leaf-01",
     ):
@@ -447,3 +487,21 @@ def test_thousand_hosts_eight_rails_pass_clean(run_cli, tmp_path):
     start, end = (task["task"]["duration"][k] for k in ("start", "end"))
     took = datetime.fromisoformat(end) - datetime.fromisoformat(start)
     print(f"inventory_check at 1,000 hosts x 8 rails: {took.total_seconds():.2f} s")
+
+
+def test_a_placement_meant_on_purpose_is_kept_with_allow_placements(run_cli, tmp_path):
+    inventory = {
+        "all": {
+            "vars": {"rdma_fabric_allow_placements": ["roce_switch_qos_*"]},
+            "children": {
+                "rdma_hosts": {"hosts": {"gpu-01": {"roce_switch_qos_nvue_user": "admin"}}},
+                "switches": {"hosts": {"leaf-01": None}},
+            },
+        }
+    }
+    proc, result = preflight(run_cli, tmp_path, inventory)
+    assert proc.returncode == 0, result["msg"]
+    inventory["all"]["vars"]["rdma_fabric_allow_placements"] = "roce_switch_qos_*"
+    proc, result = preflight(run_cli, tmp_path, inventory)
+    assert proc.returncode != 0
+    assert "rdma_fabric_allow_placements must be true or a list" in result["msg"]

@@ -28,6 +28,7 @@ class ActionModule(ActionBase):
             "model_groups",
             "variables",
             "allow_unknown_vars",
+            "allow_placements",
             "roles_paths",
             "playbooks_dir",
             "linux_groups",
@@ -43,6 +44,7 @@ class ActionModule(ActionBase):
                 "model_groups": {"type": "list", "elements": "str", "default": []},
                 "variables": {"type": "list", "elements": "str", "default": []},
                 "allow_unknown_vars": {"type": "raw", "default": []},
+                "allow_placements": {"type": "raw", "default": []},
                 "roles_paths": {"type": "list", "elements": "path"},
                 "playbooks_dir": {"type": "path"},
                 "linux_groups": {"type": "list", "elements": "str", "default": []},
@@ -55,6 +57,14 @@ class ActionModule(ActionBase):
                 **result,
                 "failed": True,
                 "msg": "rdma_fabric_allow_unknown_vars must be true or a list of names or patterns",
+            }
+
+        placements_allowed = args["allow_placements"]
+        if placements_allowed is not True and not isinstance(placements_allowed, list):
+            return {
+                **result,
+                "failed": True,
+                "msg": "rdma_fabric_allow_placements must be true or a list of names or patterns",
             }
 
         hostvars = task_vars["hostvars"]
@@ -98,13 +108,14 @@ class ActionModule(ActionBase):
             rule_findings["unread_settings"],
             rule_findings["shared_hosts"],
             rule_findings["selector_conflicts"],
+            rule_findings["misplaced_values"],
         )
         if rule_lines:
             head = result["msg"] + "\n" if lines else ""
             result["failed"] = True
             result["msg"] = (
-                head
-                + "The inventory has settings that cannot work as placed:\n"
+                head + "The inventory has settings that cannot work as placed (a placement you"
+                " mean to keep: rdma_fabric_allow_placements, names or patterns):\n"
                 + "\n".join(rule_lines)
             )
         if not lines and not rule_lines:
@@ -135,6 +146,11 @@ class ActionModule(ActionBase):
         }
         hosts_of.update({f"host {name}": {name} for name in inventory.hosts})
         unread = inventory_rules.unread_settings(sources, hosts_of, read_by, hosts_of_pattern)
+        owners = inventory_rules.value_owners(plays)
+        hosts_of_pattern.update(
+            {p: self._hosts_of_pattern(inventory, p) for ps in owners.values() for p in ps}
+        )
+        misplaced = inventory_rules.misplaced_values(sources, hosts_of, owners, hosts_of_pattern)
         shared = inventory_rules.shared_hosts(kinds, hosts_of_pattern)
 
         selectors = args["selectors"]
@@ -155,10 +171,16 @@ class ActionModule(ActionBase):
         conflicts = inventory_rules.selector_conflicts(
             selectors, group_values, groups_of_host, ancestors
         )
+        placements_allowed = args["allow_placements"]
+        unread = [f for f in unread if not inventory_names.allowed(f["name"], placements_allowed)]
+        misplaced = [
+            f for f in misplaced if not inventory_names.allowed(f["name"], placements_allowed)
+        ]
         return {
             "unread_settings": unread,
             "shared_hosts": shared,
             "selector_conflicts": conflicts,
+            "misplaced_values": misplaced,
         }
 
     @staticmethod

@@ -32,6 +32,9 @@ description:
     the playbooks in O(playbooks_dir) (each play's C(hosts) and the roles it runs or
     includes) and from each role's files (the names its argument specs declare or its
     defaults, vars, tasks, handlers and templates mention).
+  - Fails on a value that only the plays of some groups act on, set on other hosts
+    (V(ib_subnet_manager_mode=switch) outside C(ib_switches)). A play that includes a role
+    under a C(when) of the form C(VAR == 'value') owns that value for its hosts.
   - Fails on a host in two groups that exclude each other, naming both groups and the
     hosts. A play with C(become) configures Linux servers, one without a device over its
     API or CLI (a switch, UFM), so a host is a server or one kind of device. Also on a host
@@ -61,6 +64,14 @@ options:
     description:
       - V(true) to accept every unknown variable name, or a list of names and
         shell-style patterns (V(rdma_site_*)) of the site's own variables.
+    type: raw
+    default: []
+  allow_placements:
+    description:
+      - V(true) to skip the placement checks (settings no play reads where set, values
+        outside the groups whose play acts on them), or a list of names and shell-style
+        patterns to skip them for. URL and address values and exclusive groups are
+        always checked.
     type: raw
     default: []
   roles_paths:
@@ -159,6 +170,17 @@ selector_conflicts:
       groups: [cumulus_switches, sonic_switches]
       values: [cumulus, sonic]
       hosts: [leaf-01]
+misplaced_values:
+  description: Each value set on hosts outside the groups whose play acts on it.
+  returned: always
+  type: list
+  elements: dict
+  sample:
+    - name: ib_subnet_manager_mode
+      value: switch
+      where: host sm-01
+      hosts: [sm-01]
+      owners: [ib_switches]
 known_vars:
   description: How many variable names the roles and O(variables) declare.
   returned: always

@@ -143,18 +143,29 @@ def _role_name(entry) -> str | None:
     return str(name).rsplit(".", 1)[-1] if name else None
 
 
-def _included_roles(tasks) -> set[str]:
+# `when: ib_subnet_manager_mode | default('') == 'switch'` on a play's include_role.
+WHEN_VALUE_RE = re.compile(r"^\s*(\w+)\s*(?:\|\s*default\([^)]*\)\s*)?==\s*['\"]([\w.-]+)['\"]\s*$")
+
+
+def _included_roles(tasks, values: set | None = None) -> set[str]:
+    """Roles the tasks include; values collects (variable, value) of each inclusion's
+    `when: VAR == 'value'`."""
     roles: set[str] = set()
     for task in tasks or ():
         if not isinstance(task, Mapping):
             continue
         for key in ("block", "rescue", "always"):
-            roles |= _included_roles(task.get(key))
+            roles |= _included_roles(task.get(key), values)
         for key, args in task.items():
             if key.rsplit(".", 1)[-1] in ("include_role", "import_role") and args:
                 name = _role_name(args)
                 if name:
                     roles.add(name)
+                    when = task.get("when")
+                    for condition in [when] if isinstance(when, str) else when or ():
+                        match = WHEN_VALUE_RE.match(str(condition))
+                        if match and values is not None:
+                            values.add(match.groups())
     return roles
 
 
@@ -170,8 +181,9 @@ def stage_plays(playbooks_dir: str) -> list[dict]:
             if not isinstance(play, Mapping) or "hosts" not in play:
                 continue
             roles = {_role_name(r) for r in play.get("roles") or ()} - {None}
+            values: set[tuple[str, str]] = set()
             for key in ("pre_tasks", "tasks", "post_tasks"):
-                roles |= _included_roles(play.get(key))
+                roles |= _included_roles(play.get(key), values)
             if not roles:
                 continue
             plays.append(
@@ -181,6 +193,7 @@ def stage_plays(playbooks_dir: str) -> list[dict]:
                     "hosts": str(play["hosts"]),
                     "roles": sorted(roles),
                     "become": bool(play.get("become", False)),
+                    "only_when": sorted(values),
                 }
             )
     return plays
@@ -233,6 +246,47 @@ def unread_settings(
             if any(hosts & hosts_of_pattern.get(p, set()) for p in patterns):
                 continue
             found.append({"name": name, "where": where, "hosts": len(hosts), "read_on": patterns})
+    return sorted(found, key=lambda f: (f["name"], f["where"]))
+
+
+def value_owners(plays: Iterable[dict]) -> dict[tuple[str, str], list[str]]:
+    """(variable, value) -> the hosts patterns of the plays that run a role only for that
+    value (ib_subnet_manager_mode: switch on ib_switches, ufm on ufm_servers)."""
+    owners: dict[tuple[str, str], set[str]] = {}
+    for play in plays:
+        for name, value in play.get("only_when", ()):
+            owners.setdefault((name, value), set()).add(play["hosts"])
+    return {key: sorted(patterns) for key, patterns in owners.items()}
+
+
+def misplaced_values(
+    placements: Mapping[str, Mapping[str, object]],
+    hosts_of: Mapping[str, set[str]],
+    owners: Mapping[tuple[str, str], list[str]],
+    hosts_of_pattern: Mapping[str, set[str]],
+) -> list[dict]:
+    """A value only the plays of some groups act on, set on hosts outside them."""
+    found = []
+    for where, variables in placements.items():
+        hosts = hosts_of.get(where)
+        if not hosts:
+            continue
+        for name, value in variables.items():
+            patterns = owners.get((name, str(value)))
+            if not patterns:
+                continue
+            inside = set().union(*(hosts_of_pattern.get(p, set()) for p in patterns))
+            outside = sorted(hosts - inside)
+            if outside:
+                found.append(
+                    {
+                        "name": name,
+                        "value": value,
+                        "where": where,
+                        "hosts": outside,
+                        "owners": patterns,
+                    }
+                )
     return sorted(found, key=lambda f: (f["name"], f["where"]))
 
 
@@ -304,7 +358,11 @@ def _hosts(hosts: list[str], limit: int = 5) -> str:
 
 
 def messages(
-    values: list[dict], unread: list[dict], shared: list[dict], selectors: list[dict] = ()
+    values: list[dict],
+    unread: list[dict],
+    shared: list[dict],
+    selectors: list[dict] = (),
+    misplaced: list[dict] = (),
 ) -> list[str]:
     lines = []
     for item in values:
@@ -316,6 +374,12 @@ def messages(
         lines.append(
             f"{item['name']} (set in {item['where']}): no play reads it there; the plays that "
             f"read it run on {', '.join(item['read_on'])}: set it there, or remove it"
+        )
+    for item in misplaced:
+        lines.append(
+            f"{item['name']}: {item['value']} (set in {item['where']}) reaches "
+            f"{_hosts(item['hosts'])}, outside {', '.join(item['owners'])}, the only hosts "
+            f"whose play acts on {item['value']}: set it on hosts of {', '.join(item['owners'])}"
         )
     for item in shared:
         first, second = item["groups"]
