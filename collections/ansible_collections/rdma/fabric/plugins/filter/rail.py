@@ -96,9 +96,22 @@ def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None, devic
     return rail_render.nccl_conf(entries or [], traffic_class, socket_ifname, extra, gid_index)
 
 
+def rail_networkd_conf(probe):
+    """The networkd.conf.d drop-in for the networkd version of the role's probe."""
+    return rail_render.networkd_conf(rail_render.networkd_probe(probe)["version"])
+
+
+def rail_networkd_action(probe, rails, conf_changed=False, bus_changed=False, allow_restart=False):
+    return rail_render.networkd_action(
+        probe, list(rails or []), bool(conf_changed), bool(bus_changed), bool(allow_restart)
+    )
+
+
 class FilterModule:
     def filters(self):
         return {
+            "rail_networkd_conf": rail_networkd_conf,
+            "rail_networkd_action": rail_networkd_action,
             "rail_resolve": rail_resolve,
             "rail_links": rail_links,
             "rail_files": rail_files,

@@ -414,3 +414,110 @@ def live_drift(links, addr_json, rule_json, sysctl_text):
         if reasons:
             drift[link["netdev"]] = reasons
     return drift
+
+
+# networkd.conf [Network] keys that keep systemd-networkd off the routes, rules and
+# nexthops other software (a CNI, a VPN, Docker) configured, with the systemd version
+# that added each (networkd.conf(5), "Added in version"). All default to yes. A key an
+# older networkd does not know is logged as "Unknown key ... ignoring", so each is
+# written only for the versions that have it (all of them when the version is unknown).
+NETWORKD_FOREIGN_KEYS = (
+    ("ManageForeignRoutingPolicyRules", 249),
+    ("ManageForeignRoutes", 246),
+    ("ManageForeignNextHops", 256),
+)
+
+
+def networkd_conf(version=None):
+    """The role's networkd.conf.d drop-in for a systemd ``version`` (an int, or None)."""
+    lines = [
+        "# Written by rdma.fabric.rdma_rails: systemd-networkd manages the rail links only and",
+        "# leaves the ip rules, routes and nexthops of other software (CNI, VPN, containers)",
+        "# alone.",
+        "[Network]",
+    ]
+    lines += [
+        f"{key}=no" for key, added in NETWORKD_FOREIGN_KEYS if version is None or version >= added
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _epoch(value):
+    value = (value or "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def networkd_probe(text):
+    """The role's networkd probe (tasks/networkd_service.yml) as a dict: version (int or
+    None), active (bool), started and dropin (epoch seconds or None: networkd's start,
+    the drop-in's mtime), links ({name: setup state of `networkctl list`})."""
+    if isinstance(text, dict):
+        return text
+    values, links = {}, {}
+    for line in (text or "").splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == "link":
+            links[words[1]] = words[2]
+        elif "=" in line:
+            key, _eq, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    return {
+        "version": _epoch(values.get("version")),
+        "active": values.get("active") == "active",
+        "started": _epoch(values.get("started")),
+        "dropin": _epoch(values.get("dropin")),
+        "links": links,
+    }
+
+
+# `networkctl list` SETUP states of links networkd does not (or no longer) configure.
+NETWORKD_UNMANAGED = ("unmanaged", "linger", "n/a", "")
+
+
+def networkd_action(probe, rails, conf_changed=False, bus_changed=False, allow_restart=False):
+    """What to do with systemd-networkd so that it runs with the role's drop-in, without
+    touching the links it manages for others: {action, others, msg}.
+
+    action: ``start`` (not running: it reads the drop-in when it starts), ``none``
+    (running and has read the drop-in), ``restart`` (the drop-in is new to the running
+    networkd and it manages no link but the rails, or ``allow_restart``), ``defer``
+    (it manages other links: a restart would release their DHCP leases,
+    KeepConfiguration= defaults to no, so the drop-in waits for networkd's next start
+    and the rails are not reconfigured now: a reconfigure would let the running networkd
+    drop foreign rules). networkd reads networkd.conf only when it starts (systemd 252's
+    ``networkctl reload`` re-reads .network and .netdev files only).
+    """
+    state = networkd_probe(probe)
+    if not state["active"]:
+        return {"action": "start", "others": [], "msg": ""}
+    read_before = (
+        state["dropin"] is None or state["started"] is None or state["dropin"] <= state["started"]
+    )
+    if not (conf_changed or bus_changed or not read_before):
+        return {"action": "none", "others": [], "msg": ""}
+    rails = set(rails or [])
+    others = sorted(
+        name
+        for name, setup in state["links"].items()
+        if name != "lo" and name not in rails and setup not in NETWORKD_UNMANAGED
+    )
+    if not others or allow_restart:
+        return {"action": "restart", "others": others, "msg": ""}
+    why = (
+        "D-Bus was just installed"
+        if bus_changed and not conf_changed
+        else ("networkd.conf.d/60-rdma-rails.conf is newer than the running systemd-networkd")
+    )
+    return {
+        "action": "defer",
+        "others": others,
+        "msg": (
+            f"rdma_rails: {why}, which also manages {', '.join(others)}: a restart would "
+            "release their DHCP leases (KeepConfiguration= defaults to no), so it is not "
+            "restarted and the rails are not applied now (a reconfigure by the running "
+            "networkd would drop foreign ip rules and routes). The drop-in and the rail "
+            "files are written; they take effect at networkd's next start (the next "
+            "reboot), or set rdma_rails_networkd_restart: true to restart it in a "
+            "maintenance window."
+        ),
+    }
