@@ -128,6 +128,11 @@ def test_nccl_reads_the_gid_tables_after_the_rails_are_live():
     tasks = _tasks("nccl.yml")
     assert "rdma.fabric.rdma_devices_info" in tasks[0]
     assert "__rdma_rails_devices_live.devices" in tasks[1]["ansible.builtin.copy"]["content"]
+    # No single GID index: said, naming the host (review finding 3), never a no-op line.
+    warn = tasks[2]
+    assert "rail_nccl_gid_warning" in str(warn["vars"])
+    assert "inventory_hostname" in str(warn["vars"])
+    assert "ROCE_VERSION_NUM" not in (ROLE / "tasks" / "nccl.yml").read_text()
     order = [t["name"] for t in _tasks("main.yml")]
     assert order.index("Make the rails real") < order.index("Write /etc/nccl.conf from the plan")
 

@@ -96,6 +96,10 @@ def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None, devic
     return rail_render.nccl_conf(entries or [], traffic_class, socket_ifname, extra, gid_index)
 
 
+def rail_nccl_gid_warning(entries, devices=None, host="this host", extra=None):
+    return rail_render.nccl_gid_warning(entries or [], devices, host, extra)
+
+
 def rail_networkd_conf(probe):
     """The networkd.conf.d drop-in for the networkd version of the role's probe."""
     return rail_render.networkd_conf(rail_render.networkd_probe(probe)["version"])
@@ -111,6 +115,7 @@ class FilterModule:
     def filters(self):
         return {
             "rail_networkd_conf": rail_networkd_conf,
+            "rail_nccl_gid_warning": rail_nccl_gid_warning,
             "rail_networkd_action": rail_networkd_action,
             "rail_resolve": rail_resolve,
             "rail_links": rail_links,

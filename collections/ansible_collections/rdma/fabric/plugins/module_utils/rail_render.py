@@ -344,13 +344,33 @@ def nccl_gid_index(entries, devices):
     return next(iter(found.values())), None
 
 
+def nccl_gid_warning(entries, devices, host="this host", extra=None):
+    """Why /etc/nccl.conf gets no NCCL_IB_GID_INDEX on this host (the RoCE v2 GID index
+    differs between rails, or a rail's address has no RoCE v2 GID yet), naming the host,
+    the rails and what to set; None when one index fits, the operator pinned one in
+    rdma_rails_nccl_extra, or no rail is RoCE. NCCL_IB_GID_INDEX is one number for every
+    HCA of a process; NCCL 2.21 and later select the RoCE v2 IPv4 GID per HCA themselves
+    (NCCL_IB_GID_INDEX default -1), older NCCL uses index 0 (net_ib.cc, NCCL_PARAM)."""
+    if "NCCL_IB_GID_INDEX" in (extra or {}):
+        return None
+    index, why = nccl_gid_index(entries, devices)
+    if index is not None or why == "no RoCE rail":
+        return None
+    return (
+        f"rdma_rails: {host}: /etc/nccl.conf gets no NCCL_IB_GID_INDEX: {why}. NCCL 2.21 "
+        "and later select the RoCE v2 IPv4 GID of each rail themselves; an older NCCL "
+        "uses GID index 0 (RoCE v1, link-local, never routed across a leaf): there, give "
+        "every rail's address the same RoCE v2 GID index (the same addresses in the same "
+        "order on every rail netdev) or set NCCL_IB_GID_INDEX in rdma_rails_nccl_extra."
+    )
+
+
 def nccl_conf(entries, traffic_class=None, socket_ifname=None, extra=None, gid_index=None):
     """/etc/nccl.conf text: NCCL_IB_HCA (rail devices in rail order, exact match),
     NCCL_IB_TC (RoCE rails only), NCCL_SOCKET_IFNAME (exact: "=" prefixed unless the
-    value already starts with "=" or "^"), the RoCE v2 GID (NCCL_IB_GID_INDEX when one
-    index fits every rail, else NCCL_IB_ROCE_VERSION_NUM=2: NCCL >= 2.21 then picks the
-    RoCE v2 IPv4 GID itself; older NCCL defaults to index 0, RoCE v1 link-local), then
-    extra settings (an extra key wins)."""
+    value already starts with "=" or "^"), NCCL_IB_GID_INDEX when one RoCE v2 GID index
+    fits every rail (else nothing: nccl_gid_warning says why), then extra settings (an
+    extra key wins)."""
     extra = dict(extra or {})
     hca = ",".join(f"{e['device']}:{e['port']}" for e in entries if e.get("device"))
     lines = [MANAGED]
@@ -362,11 +382,10 @@ def nccl_conf(entries, traffic_class=None, socket_ifname=None, extra=None, gid_i
     if socket_ifname:
         exact = socket_ifname if socket_ifname[0] in "=^" else f"={socket_ifname}"
         lines.append(f"NCCL_SOCKET_IFNAME={exact}")
-    if roce and not {"NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM"} & set(extra):
-        if gid_index is not None:
-            lines.append(f"NCCL_IB_GID_INDEX={int(gid_index)}")
-        else:
-            lines.append("NCCL_IB_ROCE_VERSION_NUM=2")
+    # No NCCL_IB_ROCE_VERSION_NUM fallback: NCCL before 2.21 has no such variable (its
+    # NCCL_IB_GID_INDEX defaults to 0), 2.21 and later default it to 2 already.
+    if roce and gid_index is not None and not {"NCCL_IB_GID_INDEX"} & set(extra):
+        lines.append(f"NCCL_IB_GID_INDEX={int(gid_index)}")
     for key, value in sorted(extra.items()):
         lines.append(f"{key}={value}")
     return "\n".join(lines) + "\n"
