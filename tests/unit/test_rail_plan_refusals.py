@@ -167,7 +167,9 @@ def test_connected_mode_on_enhanced_ipoib_is_refused():
     assert "datagram mode only" in errors[0]
     out, errors = resolve("mlx4_0")  # ConnectX-3: connected mode works
     assert errors == [] and out[0]["netdev"] == "ib0"
-    _out, errors = resolve("mlx4_0", True)  # the module parameter says enhanced
-    assert errors
+    # MLNX_OFED's ipoib_enhanced=1 applies to mlx5 only (review finding 4): mlx4 stays
+    # connected-capable whatever the parameter says.
+    _out, errors = resolve("mlx4_0", True)
+    assert errors == []
     out, errors = resolve("mlx5_0", False)  # ipoib_enhanced=0 read from the host
     assert errors == []

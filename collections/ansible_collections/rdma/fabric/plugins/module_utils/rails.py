@@ -749,10 +749,20 @@ def fabric_rails(rails, hosts_vars, policy_mtu=None):
     return (None, errors) if errors else (plan, [])
 
 
-# Enhanced IPoIB (the mlx5 driver: ConnectX-4 and later, with ib_ipoib's ipoib_enhanced
-# parameter 1, its default) offloads IPoIB to the NIC and runs datagram mode only;
-# ConnectX-3 (mlx4) and older run connected mode.
+# Enhanced IPoIB (the mlx5 driver: ConnectX-4 and later) offloads IPoIB to the NIC and
+# runs datagram mode only; mlx4 (ConnectX-3) and older run connected mode. Judged by the
+# device's driver (sysfs), never by its name: persistent names (ibp65s0, rocep65s0f0)
+# say nothing. ib_ipoib's ipoib_enhanced parameter (MLNX_OFED/DOCA-OFED only) turns it
+# off for mlx5 when 0; it does not apply to other drivers.
 ENHANCED_IPOIB_DRIVERS = ("mlx5",)
+
+
+def _enhanced_ipoib(device, ipoib_enhanced):
+    """(enhanced, what says so) for one RDMA device; the name only when no driver is read."""
+    driver = device.get("driver")
+    mlx5 = (driver or device["name"]).startswith(ENHANCED_IPOIB_DRIVERS)
+    what = f"driver {driver}" if driver else "an mlx5 device"
+    return mlx5 and ipoib_enhanced is not False, what
 
 
 def resolve_rails(entries, devices, host="this host", ipoib_enhanced=None):
@@ -800,13 +810,13 @@ def resolve_rails(entries, devices, host="this host", ipoib_enhanced=None):
                 f"the plan says {entry['link_layer']}"
             )
             continue
-        if entry.get("ipoib_mode") == "connected" and ipoib_enhanced is not False:
-            enhanced = device["name"].startswith(ENHANCED_IPOIB_DRIVERS)
-            if enhanced or ipoib_enhanced:
+        if entry.get("ipoib_mode") == "connected":
+            enhanced, what = _enhanced_ipoib(device, ipoib_enhanced)
+            if enhanced:
                 errors.append(
-                    f"{host}: rail {entry['name']}: ipoib_mode connected on {device['name']}, "
-                    "which runs enhanced IPoIB (ConnectX-4 and later with ib_ipoib's "
-                    "ipoib_enhanced=1): datagram mode only; set ipoib_mode: datagram"
+                    f"{host}: rail {entry['name']}: ipoib_mode connected on {device['name']} "
+                    f"({what}), which runs enhanced IPoIB (mlx5: ConnectX-4 and later, unless "
+                    "ib_ipoib's ipoib_enhanced=0): datagram mode only; set ipoib_mode: datagram"
                 )
                 continue
         netdev = port.get("netdev")
