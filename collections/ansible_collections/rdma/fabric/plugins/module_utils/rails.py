@@ -88,8 +88,13 @@ IPOIB_DEFAULT_MTU = {"datagram": 4092, "connected": 65520}
 # header (2048 -> 2044, 4096 -> 4092); the kernel caps a larger MTU to that.
 IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 IPOIB_HEADER = 4
-# A partition without mtu: ib_subnet_manager_ipoib_mtu's default (5, 4096 bytes).
-DEFAULT_PARTITION_MTU = 5
+# A partition without mtu: OpenSM's default broadcast-group MTU, 4 (2048 bytes:
+# OSM_DEFAULT_MGRP_MTU, include/opensm/osm_base.h; doc/partition-config.txt), also what
+# an SM this inventory does not configure (a switch, UFM) is assumed to run; a
+# partition with `ipoib: true` gets ib_subnet_manager_ipoib_mtu's default, 5 (4096),
+# which the ib_subnet_manager role writes for it.
+DEFAULT_PARTITION_MTU = 4
+IPOIB_PARTITION_MTU = 5
 DEFAULT_PKEY = 0x7FFF
 # RoCE (rdma_roce_policy) default when no policy MTU is given.
 ROCE_DEFAULT_MTU = 9000
@@ -642,7 +647,8 @@ def bind_pkeys(rails, partitions):
     """
     known = {}
     ib_mtu = {}
-    for part in partitions or []:
+    errors = []
+    for position, part in enumerate(partitions or []):
         if isinstance(part, dict) and isinstance(part.get("name"), str):
             value = part.get("pkey")
             try:
@@ -650,10 +656,22 @@ def bind_pkeys(rails, partitions):
             except (TypeError, ValueError):
                 continue
             known[part["name"]] = number & 0x7FFF
-            code = _int(part.get("mtu"))
-            ib_mtu[part["name"]] = IB_MTU_BYTES.get(code, IB_MTU_BYTES[DEFAULT_PARTITION_MTU])
+            code = part.get("mtu")
+            if code in (None, ""):
+                code = IPOIB_PARTITION_MTU if part.get("ipoib") is True else DEFAULT_PARTITION_MTU
+            elif _int(code) not in IB_MTU_BYTES:
+                # An MTU in bytes (2048) where OpenSM takes a code (4) is refused, never
+                # read as something else.
+                errors.append(
+                    f"ib_subnet_manager_partitions[{position}] ({part['name']}).mtu (read as "
+                    "rdma_rails_ib_partitions) must be an IB MTU code 1-5 as in OpenSM's "
+                    f"partitions.conf (4 = 2048 bytes, 5 = 4096 bytes); got {code!r}"
+                )
+                continue
+            ib_mtu[part["name"]] = IB_MTU_BYTES[_int(code)]
+    if errors:
+        return None, errors
     default_partition = next((n for n, k in known.items() if k == DEFAULT_PKEY), None)
-    errors = []
     out = []
     for rail in rails:
         where = _rail_name(rail["position"], rail)
