@@ -170,7 +170,26 @@ def _network(value, version, where, errors):
     if net.version != version:
         errors.append(f"{where} must be an IPv{version} network; got {value!r}")
         return None
+    kind = _special_network(net)
+    if kind:
+        errors.append(f"{where} {net} is a {kind} network: a rail needs routable unicast addresses")
+        return None
     return net
+
+
+def _special_network(net):
+    """What makes a network unfit for a rail (loopback, link-local, ...), or None."""
+    for attr, kind in (
+        ("is_loopback", "loopback"),
+        ("is_link_local", "link-local"),
+        ("is_multicast", "multicast"),
+        ("is_unspecified", "unspecified"),
+    ):
+        if getattr(net, attr):
+            return kind
+    if net.version == 4 and net.subnet_of(ipaddress.ip_network("0.0.0.0/8")):
+        return "this-network (0.0.0.0/8)"
+    return None
 
 
 def _pkeys(value, where, errors):
@@ -477,6 +496,17 @@ def _host_address(rail, host, index, explicit, errors):
                 f"of rail {rail['name']}'s subnet {subnet}"
             )
             return None
+        if prefix == 30:
+            # A /30 per host: network, the leaf (first usable), the host, broadcast.
+            block = ipaddress.ip_network(f"{address}/30", strict=False)
+            offset = int(address) - int(block.network_address)
+            what = {0: "network", 1: "leaf", 3: "broadcast"}.get(offset)
+            if what:
+                errors.append(
+                    f"{host}: rdma_rail_addresses.{rail['name']} {address} is the {what} "
+                    f"address of its /30 {block} (the host's is {block.network_address + 2})"
+                )
+                return None
     else:
         if prefix in (30, 31):
             size = 2 ** (32 - prefix)
@@ -572,17 +602,64 @@ def host_rails(rails, host, host_vars):
             if got is None:
                 continue
             entry["address"], entry["prefix_length"], entry["gateway"] = got
+            if entry["gateway"] and entry["gateway"] == entry["address"]:
+                errors.append(
+                    f"{host}: rail {rail['name']} address {entry['address']} is the rail's "
+                    f"gateway ({_rail_name(rail['position'], rail)}.gateway): a host cannot "
+                    "route through itself"
+                )
+                continue
         if rail["pkeys"]:
             entry["pkeys"] = _pkey_addresses(rail, host, index, explicit, errors)
         if rail["subnet6"]:
-            given = explicit.get(rail["name"])
-            if isinstance(given, dict) and given.get("ipv6"):
-                entry["address6"] = str(ipaddress.ip_interface(str(given["ipv6"])).ip)
-            elif index is not None:
-                net6 = ipaddress.ip_network(rail["subnet6"])
-                entry["address6"] = str(ipaddress.ip_address(int(net6.network_address) + index))
+            address6 = _host_address6(rail, host, index, explicit.get(rail["name"]), errors)
+            if address6 is False:
+                continue
+            entry["address6"] = address6
         out.append(entry)
     return (None, errors) if errors else (out, [])
+
+
+def _host_address6(rail, host, index, explicit, errors):
+    """The host's IPv6 address on a rail (str), None when it has none, False on error.
+
+    Explicit (``rdma_rail_addresses.RAIL.ipv6``) or subnet6 + rdma_rail_host_index; the
+    subnet's own address (index 0) is the subnet-router anycast address (RFC 4291
+    2.6.1), never a host's."""
+    net6 = ipaddress.ip_network(rail["subnet6"])
+    given = explicit.get("ipv6") if isinstance(explicit, dict) else None
+    if given not in (None, ""):
+        where = f"{host}: rdma_rail_addresses.{rail['name']}.ipv6"
+        try:
+            address = ipaddress.ip_interface(given if isinstance(given, str) else "-").ip
+        except ValueError:
+            address = None
+        if address is None or address.version != 6:
+            errors.append(f"{where} must be an IPv6 address; got {given!r}")
+            return False
+        if address not in net6:
+            errors.append(f"{where} {address} is outside rail {rail['name']}'s subnet6 {net6}")
+            return False
+        what = "an explicit address"
+    elif index is None:
+        return None
+    else:
+        if not 0 <= index < net6.num_addresses:
+            errors.append(
+                f"{host}: rdma_rail_host_index {index} gives no address in rail "
+                f"{rail['name']}'s subnet6 {net6}"
+            )
+            return False
+        address = ipaddress.ip_address(int(net6.network_address) + index)
+        what = f"rdma_rail_host_index {index}"
+    if address == net6.network_address:
+        errors.append(
+            f"{host}: {what} gives rail {rail['name']} the address {address}, the "
+            f"subnet-router anycast address of its subnet6 {net6} (RFC 4291 2.6.1): set "
+            f"rdma_rail_addresses.{rail['name']}.ipv6 or a host index from 1"
+        )
+        return False
+    return str(address)
 
 
 def _pkey_addresses(rail, host, index, explicit, errors):
