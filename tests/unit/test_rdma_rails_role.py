@@ -160,7 +160,11 @@ def _conflict_run(tmp_path, run_cli, files):
     play.write_text(CONFLICT_PLAY.format(role=ROLE))
     extra = {
         "__rdma_rails_config_root": str(root),
-        "__rdma_rails_links": [{"netdev": "ens17np0"}, {"netdev": "ens18np0"}],
+        "__rdma_rails_links": [
+            {"netdev": "ens17np0", "rail": "rail0", "partition": None, "kind": "ethernet"},
+            {"netdev": "ens18np0", "rail": "rail1", "partition": None, "kind": "ethernet"},
+        ],
+        "__rdma_rails_backend": "networkd",
     }
     return run_cli("ansible-playbook", "-i", "localhost,", str(play), "-e", json.dumps(extra))
 
@@ -190,6 +194,33 @@ def test_no_conflict_passes(tmp_path, run_cli):
     proc = _conflict_run(
         tmp_path,
         run_cli,
-        {"/etc/systemd/network/50-mgmt.network": "[Match]\nName=eno1\n[Network]\nDHCP=yes\n"},
+        {
+            "/etc/systemd/network/50-mgmt.network": "[Match]\nName=eno1\n[Network]\nDHCP=yes\n",
+            # Sorts after 40-rdma-rail-*: networkd never applies it to a rail (finding 6).
+            "/etc/systemd/network/90-catch-all.network": "[Match]\nName=en*\n[Network]\nDHCP=yes\n",
+        },
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_new_kinds_of_files_are_read(tmp_path, run_cli):
+    proc = _conflict_run(
+        tmp_path,
+        run_cli,
+        {
+            "/etc/sysconfig/network-scripts/ifcfg-ens17np0": "DEVICE=ens17np0\nBOOTPROTO=dhcp\n",
+            "/usr/lib/NetworkManager/system-connections/v.nmconnection": (
+                "[connection]\nid=v\ntype=ethernet\ninterface-name=ens18np0\n"
+            ),
+            "/etc/systemd/network/40-rdma-rail-rail0.network": "[Match]\nName=ens17np0\n",
+            "/etc/systemd/network/40-rdma-rail-rail0.network.d/mtu.conf": "[Link]\nMTUBytes=1500\n",
+        },
+    )
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    for path, netdev in (
+        ("/etc/sysconfig/network-scripts/ifcfg-ens17np0", "ens17np0"),
+        ("/usr/lib/NetworkManager/system-connections/v.nmconnection", "ens18np0"),
+        ("/etc/systemd/network/40-rdma-rail-rail0.network.d/mtu.conf", "ens17np0"),
+    ):
+        assert f"localhost: {path} also configures rail netdev {netdev}" in out, out

@@ -115,6 +115,11 @@ def _file_stem(link):
     return PREFIX + name
 
 
+def network_file(link):
+    """The file name of the link's .network (systemd-networkd backend)."""
+    return _file_stem(link) + ".network"
+
+
 def _ini(sections):
     """INI text from [(section, [(key, value), ...]), ...]; None values are left out."""
     out = [MANAGED]
