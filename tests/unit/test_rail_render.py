@@ -326,6 +326,7 @@ def test_live_drift_names_what_differs():
         "ens17np0": [
             "mtu 1500 != 9000",
             "address 10.0.0.7/24 missing",
+            "extra address 10.0.0.8/24",
             "rule from 10.0.0.7 table 100 missing",
             "arp_announce 0 != 2",
         ]

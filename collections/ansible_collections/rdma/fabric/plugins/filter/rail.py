@@ -76,18 +76,20 @@ def rail_files(links, backend):
 
 def rail_drift(links, probe):
     """{netdev: [what differs]}. probe: the role's probe output: ip -j addr, ip -j -4
-    rule and ip -j -6 rule (one JSON document a line, blank lines between), then
-    path:value lines of /proc/sys."""
+    rule, ip -j -6 rule, ip -j -4 route and ip -j -6 route of every table (one JSON
+    document a line, blank lines between), then path:value lines of /proc/sys. Without
+    the route documents routes are not compared."""
     docs, sysctl = [], []
     for line in (probe or "").splitlines():
         if not line.strip():
             continue
-        if len(docs) < 3 and line.lstrip().startswith("["):
+        if len(docs) < 5 and line.lstrip().startswith("["):
             docs.append(json.loads(line))
         else:
             sysctl.append(line)
+    routes = docs[3] + docs[4] if len(docs) == 5 else None
     docs += [[]] * (3 - len(docs))
-    return rail_render.live_drift(links, docs[0], docs[1] + docs[2], "\n".join(sysctl))
+    return rail_render.live_drift(links, docs[0], docs[1] + docs[2], "\n".join(sysctl), routes)
 
 
 def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None, devices=None):

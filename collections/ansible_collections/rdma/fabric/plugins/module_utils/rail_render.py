@@ -22,6 +22,7 @@ state is not.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 
@@ -402,13 +403,37 @@ def _json(value):
     return value or []
 
 
-def live_drift(links, addr_json, rule_json, sysctl_text):
+def _route_key(dst, table, via, dev):
+    """(network, table, gateway, dev) of a route, planned or live (iproute2 JSON writes
+    "default" for 0.0.0.0/0 and ::/0, a host route without /32, no "table" for main)."""
+    via = str(via) if via else None
+    if dst == "default":
+        dst = "::/0" if via and ":" in via else "0.0.0.0/0"
+    with contextlib.suppress(ValueError):
+        dst = str(ipaddress.ip_network(str(dst), strict=False))
+    return dst, str(table) if table not in (None, "") else "main", via, dev
+
+
+def _planned_route(route, netdev):
+    return _route_key(route["to"], route["table"], route.get("via"), netdev)
+
+
+def live_drift(links, addr_json, rule_json, sysctl_text, route_json=None):
     """{netdev: [what differs]} between the links and the kernel's live state.
 
     addr_json: ``ip -j addr show`` output; rule_json: ``ip -j rule show`` plus
     ``ip -j -6 rule show`` (lists, or their text); sysctl_text: ``grep -H ''`` over
-    sysctl_paths(links).
+    sysctl_paths(links); route_json: ``ip -j route show table all`` for IPv4 and IPv6
+    (None: routes not compared). Reported: a missing netdev, its MTU, a planned address,
+    rule or route missing, a global address that is not planned (added by hand or by
+    other software), a sysctl.
     """
+    live_routes = None
+    if route_json is not None:
+        live_routes = {
+            _route_key(r.get("dst"), r.get("table"), r.get("gateway"), r.get("dev"))
+            for r in _json(route_json)
+        }
     by_name = {i.get("ifname"): i for i in _json(addr_json)}
     rules = {(r.get("src"), str(r.get("table"))) for r in _json(rule_json)}
     values = {}
@@ -426,6 +451,18 @@ def live_drift(links, addr_json, rule_json, sysctl_text):
             reasons.append(f"mtu {live.get('mtu')} != {link['mtu']}")
         have = {f"{a.get('local')}/{a.get('prefixlen')}" for a in live.get("addr_info") or []}
         reasons += [f"address {a} missing" for a in link["addresses"] if a not in have]
+        reasons += [
+            f"extra address {a.get('local')}/{a.get('prefixlen')}"
+            for a in live.get("addr_info") or []
+            if a.get("scope", "global") == "global"
+            and f"{a.get('local')}/{a.get('prefixlen')}" not in link["addresses"]
+        ]
+        if live_routes is not None:
+            for route in link["routes"]:
+                if _planned_route(route, link["netdev"]) not in live_routes:
+                    via = f" via {route['via']}" if route.get("via") else ""
+                    table = route["table"] if route["table"] is not None else "main"
+                    reasons.append(f"route to {route['to']}{via} table {table} missing")
         reasons += [
             f"rule from {r['from']} table {r['table']} missing"
             for r in link["rules"]
