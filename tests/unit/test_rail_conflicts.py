@@ -4,6 +4,8 @@ nm-settings-keyfile(5), cloud-init's network config v1/v2, interfaces(5))."""
 
 from __future__ import annotations
 
+import pytest
+from ansible.errors import AnsibleFilterError
 from ansible_collections.rdma.fabric.plugins.module_utils.rail_conflicts import (
     conflict_errors,
     conflicts,
@@ -272,3 +274,55 @@ def test_the_filter_reads_altnames_from_the_probe_and_the_backends_file_order():
     assert found == [{"path": "/etc/systemd/network/20-alt.network", "netdev": "ens17np0"}]
     # netplan's rails are 10-netplan-<netdev>.network: 20-alt sorts after them.
     assert rail_conflicts(probe, links, "gpu01", OWN, {}, False, "netplan") == []
+
+
+# rdma_rails_take_over: a file that configures nothing but rail netdevs is moved aside
+# (reported); one that also configures another interface (the management one, lo) is
+# still refused, naming those: moving it would take their configuration away too.
+IP_LINK = (
+    '\x1e@ip-link\n[{"ifname": "lo", "address": "00:00:00:00:00:00"},'
+    ' {"ifname": "eno1", "address": "aa:bb:cc:00:00:01"},'
+    ' {"ifname": "ens17np0", "address": "aa:bb:cc:00:00:17"},'
+    ' {"ifname": "ens18np0", "address": "aa:bb:cc:00:00:18"}]\n'
+)
+TAKE_LINKS = [
+    {"netdev": "ens17np0", "rail": "rail0", "partition": None, "kind": "ethernet"},
+    {"netdev": "ens18np0", "rail": "rail1", "partition": None, "kind": "ethernet"},
+]
+
+
+def test_take_over_moves_only_files_of_rail_netdevs_alone():
+    from ansible_collections.rdma.fabric.plugins.filter.rail_conflicts import rail_conflicts
+
+    probe = (
+        "\x1e/etc/systemd/network/20-rail.network\n[Match]\nName=ens17np0 ens18np0\n"
+        "\x1e/etc/netplan/50-cloud-init.yaml\nnetwork:\n  ethernets:\n    all:\n"
+        "      match: {name: 'e*'}\n      dhcp4: true\n" + IP_LINK
+    )
+    with pytest.raises(AnsibleFilterError) as info:
+        rail_conflicts(probe, TAKE_LINKS, "gpu01", OWN, {}, True, "networkd", True)
+    text = str(info.value)
+    assert "gpu01: /etc/netplan/50-cloud-init.yaml also configures eno1" in text
+    assert "rdma_rails_take_over cannot move it aside" in text
+    assert "20-rail.network" not in text
+    found = rail_conflicts(probe, TAKE_LINKS, "gpu01", OWN, {}, False, "networkd", True)
+    movable = sorted({c["path"] for c in found if not c["others"]})
+    assert movable == ["/etc/systemd/network/20-rail.network"]
+
+
+def test_take_over_needs_the_hosts_links():
+    from ansible_collections.rdma.fabric.plugins.filter.rail_conflicts import rail_conflicts
+
+    probe = "\x1e/etc/systemd/network/20-rail.network\n[Match]\nName=ens17np0\n"
+    with pytest.raises(AnsibleFilterError, match="cannot tell which other interfaces"):
+        rail_conflicts(probe, TAKE_LINKS, "gpu01", OWN, {}, True, "networkd", True)
+
+
+def test_take_over_returns_the_movable_files_without_failing():
+    from ansible_collections.rdma.fabric.plugins.filter.rail_conflicts import rail_conflicts
+
+    probe = "\x1e/etc/systemd/network/20-rail.network\n[Match]\nName=ens17np0\n" + IP_LINK
+    found = rail_conflicts(probe, TAKE_LINKS, "gpu01", OWN, {}, True, "networkd", True)
+    assert found == [
+        {"path": "/etc/systemd/network/20-rail.network", "netdev": "ens17np0", "others": []}
+    ]

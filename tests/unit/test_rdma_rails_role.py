@@ -146,10 +146,12 @@ CONFLICT_PLAY = """
   tasks:
     - name: Run it
       ansible.builtin.include_tasks: "{role}/tasks/conflicts.yml"
+    - name: Move aside (rdma_rails_take_over)
+      ansible.builtin.include_tasks: "{role}/tasks/takeover.yml"
 """
 
 
-def _conflict_run(tmp_path, run_cli, files):
+def _conflict_run(tmp_path, run_cli, files, take_over=False):
     root = tmp_path / "root"
     for path, text in files.items():
         target = root / path.lstrip("/")
@@ -165,6 +167,7 @@ def _conflict_run(tmp_path, run_cli, files):
             {"netdev": "ens18np0", "rail": "rail1", "partition": None, "kind": "ethernet"},
         ],
         "__rdma_rails_backend": "networkd",
+        "rdma_rails_take_over": take_over,
     }
     return run_cli("ansible-playbook", "-i", "localhost,", str(play), "-e", json.dumps(extra))
 
@@ -224,3 +227,24 @@ def test_new_kinds_of_files_are_read(tmp_path, run_cli):
         ("/etc/systemd/network/40-rdma-rail-rail0.network.d/mtu.conf", "ens17np0"),
     ):
         assert f"localhost: {path} also configures rail netdev {netdev}" in out, out
+
+
+def test_take_over_moves_a_rail_only_file_aside_and_names_it(tmp_path, run_cli):
+    ifcfg = "/etc/sysconfig/network-scripts/ifcfg-ens17np0"
+    proc = _conflict_run(tmp_path, run_cli, {ifcfg: "DEVICE=ens17np0\nBOOTPROTO=dhcp\n"}, True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    root = tmp_path / "root"
+    assert not (root / ifcfg.lstrip("/")).exists()
+    moved = root / "var/lib/rdma-fabric/rails-taken-over" / ifcfg.lstrip("/")
+    assert moved.read_text() == "DEVICE=ens17np0\nBOOTPROTO=dhcp\n"
+    assert f"rdma_rails_take_over moved {ifcfg} to /var/lib/rdma-fabric/rails-taken-over" in out
+
+
+def test_take_over_still_refuses_a_file_that_also_configures_lo(tmp_path, run_cli):
+    interfaces = "auto lo\niface lo inet loopback\niface ens17np0 inet dhcp\n"
+    proc = _conflict_run(tmp_path, run_cli, {"/etc/network/interfaces": interfaces}, True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "localhost: /etc/network/interfaces also configures lo" in out
+    assert (tmp_path / "root/etc/network/interfaces").read_text() == interfaces

@@ -329,7 +329,7 @@ def matching_netdevs(path, text, netdevs):
     return []
 
 
-def _dropin_parent(path):
+def dropin_parent(path):
     """The .network a drop-in belongs to (its file name), or None."""
     folder = posixpath.dirname(path)
     if folder.endswith(".network.d") and path.endswith(".conf"):
@@ -357,7 +357,7 @@ def conflicts(files, netdevs, own=()):
             by_name.setdefault(posixpath.basename(path), path)
     out = []
     for path in sorted(files):
-        parent_name = _dropin_parent(path)
+        parent_name = dropin_parent(path)
         if parent_name is not None:
             parent = by_name.get(parent_name)
             if parent is None:
