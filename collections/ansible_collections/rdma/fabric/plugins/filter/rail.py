@@ -98,6 +98,34 @@ def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None, devic
     return rail_render.nccl_conf(entries or [], traffic_class, socket_ifname, extra, gid_index)
 
 
+RENDER_PATHS = {
+    "sysctl": "/etc/sysctl.d/60-rdma-rails.conf",
+    "nccl": "/etc/nccl.conf",
+    "networkd_conf": "/etc/systemd/networkd.conf.d/60-rdma-rails.conf",
+}
+
+
+def rail_rendered(
+    entries, backend, traffic_class=None, socket_ifname=None, extra=None, nccl=False, paths=None
+):
+    """{path: text} of every file the role would write on this host (rendered mode),
+    from the plan alone: the backend's files, the sysctl file, the networkd.conf drop-in
+    (networkd backends: every key, the version being unknown) and /etc/nccl.conf (with
+    nccl; no GID index: the GID tables are read on the host)."""
+    paths = dict(RENDER_PATHS, **(paths or {}))
+    resolved = rail_render.offline_entries(entries)
+    links = rail_render.rail_links(resolved)
+    files = {path: value["content"] for path, value in rail_files(links, backend).items()}
+    files[paths["sysctl"]] = rail_render.sysctl_conf(links)
+    if backend in ("networkd", "netplan"):
+        files[paths["networkd_conf"]] = rail_render.networkd_conf(None)
+    if nccl:
+        files[paths["nccl"]] = rail_render.nccl_conf(
+            resolved, traffic_class, socket_ifname, extra, None
+        )
+    return {path: rail_render.RENDERED + "\n" + text for path, text in sorted(files.items())}
+
+
 def rail_nccl_gid_warning(entries, devices=None, host="this host", extra=None):
     return rail_render.nccl_gid_warning(entries or [], devices, host, extra)
 
@@ -118,6 +146,7 @@ class FilterModule:
         return {
             "rail_networkd_conf": rail_networkd_conf,
             "rail_nccl_gid_warning": rail_nccl_gid_warning,
+            "rail_rendered": rail_rendered,
             "rail_networkd_action": rail_networkd_action,
             "rail_resolve": rail_resolve,
             "rail_links": rail_links,

@@ -582,3 +582,24 @@ def networkd_action(probe, rails, conf_changed=False, bus_changed=False, allow_r
             "maintenance window."
         ),
     }
+
+
+RENDERED = (
+    "# Rendered by rdma_rails without contacting the host (rdma_rails_state: rendered): "
+    "NETDEV(device:port) and DEVICE(netdev) stand for names bound on the host when applied."
+)
+
+
+def offline_entries(entries):
+    """A host's plan entries bound without the host (rendered mode): the netdev and
+    device the plan names (a netdev selector, rdma_rail_devices), else placeholders
+    ``NETDEV(mlx5_0:1)`` / ``DEVICE(ens17np0)`` that a reviewer reads as such."""
+    out = []
+    for entry in entries or []:
+        entry = dict(entry)
+        if not entry.get("netdev"):
+            entry["netdev"] = f"NETDEV({entry.get('device') or entry.get('pci')}:{entry['port']})"
+        if not entry.get("device"):
+            entry["device"] = f"DEVICE({entry.get('pci') or entry['netdev']})"
+        out.append(entry)
+    return out
