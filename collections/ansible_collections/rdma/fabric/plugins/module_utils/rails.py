@@ -170,11 +170,22 @@ def _network(value, version, where, errors):
     if net.version != version:
         errors.append(f"{where} must be an IPv{version} network; got {value!r}")
         return None
-    kind = _special_network(net)
-    if kind:
-        errors.append(f"{where} {net} is a {kind} network: a rail needs routable unicast addresses")
-        return None
     return net
+
+
+def special_network_errors(rails):
+    """Errors for rail subnets (subnet, subnet6, P_Key subnets) that are loopback,
+    link-local, multicast, unspecified or 0.0.0.0/8: no host address there can carry a
+    rail. Checked by rail_plan (the rdma_rails role), not by normalize_rails: rdma_verify's
+    tests stand rails in on loopback addresses."""
+    errors = []
+    for where, net in _rail_networks(rails):
+        kind = _special_network(net)
+        if kind:
+            errors.append(
+                f"{where} {net} is a {kind} network: a rail needs routable unicast addresses"
+            )
+    return errors
 
 
 def _special_network(net):
