@@ -78,13 +78,15 @@ def add_device(
     fw_ver: str | None = None,
     hca_type: str | None = None,
     mtu: int | None = None,
+    driver: str | None = None,
 ) -> Path:
     """Create one RDMA device under root; return its (real) directory.
 
     pci: PCI function ("0000:1a:00.0") that owns the device, or None for a virtual
     device such as rxe. netdevs: netdev name -> dev_port (None: no dev_port file),
     created under the PCI function's net/ directory, each with this mtu (None: no
-    mtu file).
+    mtu file). driver: the PCI function's driver (mlx5_core), a symlink as the kernel
+    makes it.
     """
     sys_dir = root / "sys"
     if pci is not None:
@@ -92,6 +94,11 @@ def add_device(
         dev_dir = func_dir / "infiniband" / name
         dev_dir.mkdir(parents=True)
         _symlink(dev_dir / "device", func_dir)
+        if driver is not None:
+            # /sys/bus/pci/devices/F/driver -> /sys/bus/pci/drivers/mlx5_core
+            driver_dir = sys_dir / "bus" / "pci" / "drivers" / driver
+            driver_dir.mkdir(parents=True, exist_ok=True)
+            _symlink(func_dir / "driver", driver_dir)
         for netdev, dev_port in (netdevs or {}).items():
             net_dir = func_dir / "net" / netdev
             net_dir.mkdir(parents=True)

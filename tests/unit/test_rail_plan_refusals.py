@@ -167,7 +167,85 @@ def test_connected_mode_on_enhanced_ipoib_is_refused():
     assert "datagram mode only" in errors[0]
     out, errors = resolve("mlx4_0")  # ConnectX-3: connected mode works
     assert errors == [] and out[0]["netdev"] == "ib0"
-    _out, errors = resolve("mlx4_0", True)  # the module parameter says enhanced
-    assert errors
+    # MLNX_OFED's ipoib_enhanced=1 applies to mlx5 only (review finding 4): mlx4 stays
+    # connected-capable whatever the parameter says.
+    _out, errors = resolve("mlx4_0", True)
+    assert errors == []
     out, errors = resolve("mlx5_0", False)  # ipoib_enhanced=0 read from the host
     assert errors == []
+
+
+# Review finding 7: plans still accepted (or ending in a traceback) after session 23.
+def _host_errors(rails, host_vars):
+    plan, errors = build_plan(rails, {"gpu01": host_vars}, None, [], None)
+    assert plan is None, plan
+    return "\n".join(errors)
+
+
+def test_a_host_whose_address_is_the_rails_gateway():
+    rails = [dict(GOOD[1], gateway="10.0.1.254")]
+    text = _host_errors(rails, {"rdma_rail_host_index": 254})
+    assert "gpu01: rail rail1 address 10.0.1.254 is the rail's gateway" in text
+    assert "rdma_rails[0] (rail1).gateway" in text
+
+
+@pytest.mark.parametrize(
+    ("address", "what"), [("10.0.0.8", "network"), ("10.0.0.11", "broadcast"), ("10.0.0.9", "leaf")]
+)
+def test_a_30_host_address_that_is_not_the_hosts_end(address, what):
+    rails = [dict(GOOD[0], prefix_length=30, gateway="peer")]
+    text = _host_errors(rails, {"rdma_rail_addresses": {"rail0": address}})
+    assert f"gpu01: rdma_rail_addresses.rail0 {address} is the {what} address of its /30" in text
+
+
+def test_an_ipv6_address_outside_subnet6():
+    rails = [dict(GOOD[0], subnet6="fd00:0:0:10::/64")]
+    text = _host_errors(
+        rails, {"rdma_rail_addresses": {"rail0": {"ipv4": "10.0.0.5", "ipv6": "fd00:0:0:99::5"}}}
+    )
+    assert "gpu01: rdma_rail_addresses.rail0.ipv6 fd00:0:0:99::5 is outside" in text
+    assert "fd00:0:0:10::/64" in text
+
+
+@pytest.mark.parametrize("garbled", ["fd00::zz", "10.0.0.5", 42, ["fd00::5"]])
+def test_a_garbled_ipv6_address_is_named_not_a_traceback(garbled):
+    rails = [dict(GOOD[0], subnet6="fd00:0:0:10::/64")]
+    text = _host_errors(
+        rails, {"rdma_rail_addresses": {"rail0": {"ipv4": "10.0.0.5", "ipv6": garbled}}}
+    )
+    assert "gpu01: rdma_rail_addresses.rail0.ipv6" in text
+
+
+def test_index_0_on_an_ipv6_rail_is_the_subnet_router_anycast():
+    # /31 rails take index 0 (the first /31's odd end); IPv6 subnet + 0 is the
+    # subnet-router anycast address (RFC 4291 2.6.1), never a host's.
+    rails = [dict(GOOD[0], prefix_length=31, gateway="peer", subnet6="fd00:0:0:10::/64")]
+    text = _host_errors(rails, {"rdma_rail_host_index": 0})
+    assert "gpu01: rdma_rail_host_index 0" in text and "subnet-router anycast" in text
+
+
+@pytest.mark.parametrize(
+    ("key", "subnet"),
+    [
+        ("subnet", "127.0.0.0/24"),
+        ("subnet", "169.254.0.0/24"),
+        ("subnet", "224.0.0.0/24"),
+        ("subnet", "0.0.0.0/24"),
+        ("subnet6", "fe80::/64"),
+        ("subnet6", "ff02::/64"),
+        ("subnet6", "::1/128"),
+    ],
+)
+def test_loopback_link_local_and_multicast_subnets(key, subnet):
+    rails = [dict(GOOD[0], **{key: subnet})]
+    text = _errors(rails)
+    assert f"rdma_rails[0] (rail0).{key} {subnet} is a " in text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"ipv4": None}, {}, ["10.0.0.5"], "10.0.0.5/33", "ten", 7, {"ipv4": "fd00::1"}],
+)
+def test_garbled_ipv4_addresses_are_named(value):
+    text = _host_errors(GOOD[:1], {"rdma_rail_addresses": {"rail0": value}})
+    assert "gpu01: rdma_rail_addresses.rail0" in text

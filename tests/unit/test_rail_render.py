@@ -250,12 +250,31 @@ def test_nccl_gid_index_from_the_roce_v2_gid_of_each_rail_address():
     assert (index, note) == (3, None)
     text = rail_render.nccl_conf(entries, 106, "eth0", gid_index=index)
     assert "NCCL_IB_GID_INDEX=3" in text.splitlines()
-    # Rails that disagree (or no GID yet): NCCL >= 2.21 selects the RoCE v2 GID itself.
+    # Rails that disagree (or no GID yet): nothing is written for the GID, and the run
+    # warns. NCCL_IB_ROCE_VERSION_NUM=2 would be a no-op (review finding 3): NCCL 2.20.5
+    # has no such variable and NCCL_IB_GID_INDEX defaults to 0 (net_ib.cc: NCCL_PARAM
+    # (IbGidIndex, "IB_GID_INDEX", 0)); 2.21.5 defaults both to auto (-1) and 2.
     index, note = rail_render.nccl_gid_index(entries, _devices_with_gids(entries, [3, 5, 3]))
     assert index is None and "rail1: 5" in note
     text = rail_render.nccl_conf(entries, 106, "eth0", gid_index=None)
-    assert "NCCL_IB_ROCE_VERSION_NUM=2" in text.splitlines()
+    assert "NCCL_IB_ROCE_VERSION_NUM" not in text
     assert "NCCL_IB_GID_INDEX" not in text
+
+
+def test_differing_gid_indexes_are_warned_naming_host_rails_and_variable():
+    entries = [e for e in _entries() if e["link_layer"] == "ethernet"]
+    devices = _devices_with_gids(entries, [3, 5, 3])
+    warning = rail_render.nccl_gid_warning(entries, devices, "gpu07")
+    assert warning.startswith("rdma_rails: gpu07: ")
+    assert "rail0: 3, rail1: 5, l3r2: 3" in warning
+    assert "NCCL_IB_GID_INDEX" in warning and "rdma_rails_nccl_extra" in warning
+    assert "2.21" in warning and "index 0" in warning
+    assert rail_render.nccl_gid_warning(entries, _devices_with_gids(entries, [3, 3, 3])) is None
+    # An index pinned by the operator is theirs: no warning.
+    assert rail_render.nccl_gid_warning(entries, devices, "gpu07", {"NCCL_IB_GID_INDEX": 3}) is None
+    # No RoCE rail: nothing to say.
+    ib_only = [e for e in _entries() if e["link_layer"] == "infiniband"]
+    assert rail_render.nccl_gid_warning(ib_only, devices, "gpu07") is None
 
 
 def test_nm_keyfiles_carry_ipv6_routes(links):
@@ -307,6 +326,7 @@ def test_live_drift_names_what_differs():
         "ens17np0": [
             "mtu 1500 != 9000",
             "address 10.0.0.7/24 missing",
+            "extra address 10.0.0.8/24",
             "rule from 10.0.0.7 table 100 missing",
             "arp_announce 0 != 2",
         ]

@@ -9,6 +9,7 @@ import configparser
 import json
 
 import yaml
+from ansible_collections.rdma.fabric.plugins.module_utils.rail_render import networkd_conf
 from conftest import ROLES_DIR
 
 ROLE = ROLES_DIR / "rdma_rails"
@@ -33,7 +34,7 @@ def test_networkd_dropin_keeps_foreign_rules_and_routes():
     assert role_vars["__rdma_rails_networkd_conf"].endswith(".conf")
     conf = configparser.ConfigParser()
     conf.optionxform = str
-    conf.read_string(role_vars["__rdma_rails_networkd_conf_content"])
+    conf.read_string(networkd_conf(252))
     assert dict(conf["Network"]) == {
         "ManageForeignRoutingPolicyRules": "no",
         "ManageForeignRoutes": "no",
@@ -56,9 +57,10 @@ def test_dropin_is_written_before_networkd_is_enabled_or_started():
     ]
     assert networkd, names
     assert dropin < min(networkd), names
-    # A running networkd reads networkd.conf only at start: a new drop-in restarts it.
-    start = tasks[max(networkd)]["ansible.builtin.systemd_service"]["state"]
-    assert "__rdma_rails_networkd_conf_written is changed" in start
+    # A running networkd reads networkd.conf only at start; whether it is restarted is
+    # decided after the drop-in is written (test_rail_networkd.py).
+    decide = next(i for i, t in enumerate(tasks) if "rail_networkd_action" in str(t))
+    assert dropin < decide < max(networkd), names
 
 
 def test_both_networkd_backends_run_the_service_tasks_before_any_reload():
@@ -126,6 +128,11 @@ def test_nccl_reads_the_gid_tables_after_the_rails_are_live():
     tasks = _tasks("nccl.yml")
     assert "rdma.fabric.rdma_devices_info" in tasks[0]
     assert "__rdma_rails_devices_live.devices" in tasks[1]["ansible.builtin.copy"]["content"]
+    # No single GID index: said, naming the host (review finding 3), never a no-op line.
+    warn = tasks[2]
+    assert "rail_nccl_gid_warning" in str(warn["vars"])
+    assert "inventory_hostname" in str(warn["vars"])
+    assert "ROCE_VERSION_NUM" not in (ROLE / "tasks" / "nccl.yml").read_text()
     order = [t["name"] for t in _tasks("main.yml")]
     assert order.index("Make the rails real") < order.index("Write /etc/nccl.conf from the plan")
 
@@ -139,10 +146,12 @@ CONFLICT_PLAY = """
   tasks:
     - name: Run it
       ansible.builtin.include_tasks: "{role}/tasks/conflicts.yml"
+    - name: Move aside (rdma_rails_take_over)
+      ansible.builtin.include_tasks: "{role}/tasks/takeover.yml"
 """
 
 
-def _conflict_run(tmp_path, run_cli, files):
+def _conflict_run(tmp_path, run_cli, files, take_over=False):
     root = tmp_path / "root"
     for path, text in files.items():
         target = root / path.lstrip("/")
@@ -153,7 +162,12 @@ def _conflict_run(tmp_path, run_cli, files):
     play.write_text(CONFLICT_PLAY.format(role=ROLE))
     extra = {
         "__rdma_rails_config_root": str(root),
-        "__rdma_rails_links": [{"netdev": "ens17np0"}, {"netdev": "ens18np0"}],
+        "__rdma_rails_links": [
+            {"netdev": "ens17np0", "rail": "rail0", "partition": None, "kind": "ethernet"},
+            {"netdev": "ens18np0", "rail": "rail1", "partition": None, "kind": "ethernet"},
+        ],
+        "__rdma_rails_backend": "networkd",
+        "rdma_rails_take_over": take_over,
     }
     return run_cli("ansible-playbook", "-i", "localhost,", str(play), "-e", json.dumps(extra))
 
@@ -183,6 +197,54 @@ def test_no_conflict_passes(tmp_path, run_cli):
     proc = _conflict_run(
         tmp_path,
         run_cli,
-        {"/etc/systemd/network/50-mgmt.network": "[Match]\nName=eno1\n[Network]\nDHCP=yes\n"},
+        {
+            "/etc/systemd/network/50-mgmt.network": "[Match]\nName=eno1\n[Network]\nDHCP=yes\n",
+            # Sorts after 40-rdma-rail-*: networkd never applies it to a rail (finding 6).
+            "/etc/systemd/network/90-catch-all.network": "[Match]\nName=en*\n[Network]\nDHCP=yes\n",
+        },
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_new_kinds_of_files_are_read(tmp_path, run_cli):
+    proc = _conflict_run(
+        tmp_path,
+        run_cli,
+        {
+            "/etc/sysconfig/network-scripts/ifcfg-ens17np0": "DEVICE=ens17np0\nBOOTPROTO=dhcp\n",
+            "/usr/lib/NetworkManager/system-connections/v.nmconnection": (
+                "[connection]\nid=v\ntype=ethernet\ninterface-name=ens18np0\n"
+            ),
+            "/etc/systemd/network/40-rdma-rail-rail0.network": "[Match]\nName=ens17np0\n",
+            "/etc/systemd/network/40-rdma-rail-rail0.network.d/mtu.conf": "[Link]\nMTUBytes=1500\n",
+        },
+    )
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    for path, netdev in (
+        ("/etc/sysconfig/network-scripts/ifcfg-ens17np0", "ens17np0"),
+        ("/usr/lib/NetworkManager/system-connections/v.nmconnection", "ens18np0"),
+        ("/etc/systemd/network/40-rdma-rail-rail0.network.d/mtu.conf", "ens17np0"),
+    ):
+        assert f"localhost: {path} also configures rail netdev {netdev}" in out, out
+
+
+def test_take_over_moves_a_rail_only_file_aside_and_names_it(tmp_path, run_cli):
+    ifcfg = "/etc/sysconfig/network-scripts/ifcfg-ens17np0"
+    proc = _conflict_run(tmp_path, run_cli, {ifcfg: "DEVICE=ens17np0\nBOOTPROTO=dhcp\n"}, True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    root = tmp_path / "root"
+    assert not (root / ifcfg.lstrip("/")).exists()
+    moved = root / "var/lib/rdma-fabric/rails-taken-over" / ifcfg.lstrip("/")
+    assert moved.read_text() == "DEVICE=ens17np0\nBOOTPROTO=dhcp\n"
+    assert f"rdma_rails_take_over moved {ifcfg} to /var/lib/rdma-fabric/rails-taken-over" in out
+
+
+def test_take_over_still_refuses_a_file_that_also_configures_lo(tmp_path, run_cli):
+    interfaces = "auto lo\niface lo inet loopback\niface ens17np0 inet dhcp\n"
+    proc = _conflict_run(tmp_path, run_cli, {"/etc/network/interfaces": interfaces}, True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "localhost: /etc/network/interfaces also configures lo" in out
+    assert (tmp_path / "root/etc/network/interfaces").read_text() == interfaces

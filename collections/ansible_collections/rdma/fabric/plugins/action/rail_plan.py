@@ -17,6 +17,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
     fabric_rails,
     management_overlaps,
     normalize_rails,
+    special_network_errors,
 )
 
 HOST_VARS = ("rdma_rail_host_index", "rdma_rail_addresses", "rdma_rail_devices")
@@ -47,7 +48,7 @@ def build_plan(rails, hosts_vars, policy_mtu=None, partitions=None, management=N
     if not errors:
         _bound, errors = bind_pkeys(filled, partitions)
     if not errors:
-        errors = management_overlaps(filled, management)
+        errors = special_network_errors(filled) + management_overlaps(filled, management)
     if errors:
         return None, errors
     plan, errors = fabric_rails(rails, hosts_vars, policy_mtu)

@@ -76,18 +76,20 @@ def rail_files(links, backend):
 
 def rail_drift(links, probe):
     """{netdev: [what differs]}. probe: the role's probe output: ip -j addr, ip -j -4
-    rule and ip -j -6 rule (one JSON document a line, blank lines between), then
-    path:value lines of /proc/sys."""
+    rule, ip -j -6 rule, ip -j -4 route and ip -j -6 route of every table (one JSON
+    document a line, blank lines between), then path:value lines of /proc/sys. Without
+    the route documents routes are not compared."""
     docs, sysctl = [], []
     for line in (probe or "").splitlines():
         if not line.strip():
             continue
-        if len(docs) < 3 and line.lstrip().startswith("["):
+        if len(docs) < 5 and line.lstrip().startswith("["):
             docs.append(json.loads(line))
         else:
             sysctl.append(line)
+    routes = docs[3] + docs[4] if len(docs) == 5 else None
     docs += [[]] * (3 - len(docs))
-    return rail_render.live_drift(links, docs[0], docs[1] + docs[2], "\n".join(sysctl))
+    return rail_render.live_drift(links, docs[0], docs[1] + docs[2], "\n".join(sysctl), routes)
 
 
 def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None, devices=None):
@@ -96,9 +98,56 @@ def rail_nccl(entries, traffic_class=None, socket_ifname=None, extra=None, devic
     return rail_render.nccl_conf(entries or [], traffic_class, socket_ifname, extra, gid_index)
 
 
+RENDER_PATHS = {
+    "sysctl": "/etc/sysctl.d/60-rdma-rails.conf",
+    "nccl": "/etc/nccl.conf",
+    "networkd_conf": "/etc/systemd/networkd.conf.d/60-rdma-rails.conf",
+}
+
+
+def rail_rendered(
+    entries, backend, traffic_class=None, socket_ifname=None, extra=None, nccl=False, paths=None
+):
+    """{path: text} of every file the role would write on this host (rendered mode),
+    from the plan alone: the backend's files, the sysctl file, the networkd.conf drop-in
+    (networkd backends: every key, the version being unknown) and /etc/nccl.conf (with
+    nccl; no GID index: the GID tables are read on the host)."""
+    paths = dict(RENDER_PATHS, **(paths or {}))
+    resolved = rail_render.offline_entries(entries)
+    links = rail_render.rail_links(resolved)
+    files = {path: value["content"] for path, value in rail_files(links, backend).items()}
+    files[paths["sysctl"]] = rail_render.sysctl_conf(links)
+    if backend in ("networkd", "netplan"):
+        files[paths["networkd_conf"]] = rail_render.networkd_conf(None)
+    if nccl:
+        files[paths["nccl"]] = rail_render.nccl_conf(
+            resolved, traffic_class, socket_ifname, extra, None
+        )
+    return {path: rail_render.RENDERED + "\n" + text for path, text in sorted(files.items())}
+
+
+def rail_nccl_gid_warning(entries, devices=None, host="this host", extra=None):
+    return rail_render.nccl_gid_warning(entries or [], devices, host, extra)
+
+
+def rail_networkd_conf(probe):
+    """The networkd.conf.d drop-in for the networkd version of the role's probe."""
+    return rail_render.networkd_conf(rail_render.networkd_probe(probe)["version"])
+
+
+def rail_networkd_action(probe, rails, conf_changed=False, bus_changed=False, allow_restart=False):
+    return rail_render.networkd_action(
+        probe, list(rails or []), bool(conf_changed), bool(bus_changed), bool(allow_restart)
+    )
+
+
 class FilterModule:
     def filters(self):
         return {
+            "rail_networkd_conf": rail_networkd_conf,
+            "rail_nccl_gid_warning": rail_nccl_gid_warning,
+            "rail_rendered": rail_rendered,
+            "rail_networkd_action": rail_networkd_action,
             "rail_resolve": rail_resolve,
             "rail_links": rail_links,
             "rail_files": rail_files,

@@ -22,6 +22,7 @@ state is not.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 
@@ -113,6 +114,11 @@ def rail_links(entries):
 def _file_stem(link):
     name = link["rail"] + (f".{link['partition']}" if link["partition"] else "")
     return PREFIX + name
+
+
+def network_file(link):
+    """The file name of the link's .network (systemd-networkd backend)."""
+    return _file_stem(link) + ".network"
 
 
 def _ini(sections):
@@ -344,13 +350,33 @@ def nccl_gid_index(entries, devices):
     return next(iter(found.values())), None
 
 
+def nccl_gid_warning(entries, devices, host="this host", extra=None):
+    """Why /etc/nccl.conf gets no NCCL_IB_GID_INDEX on this host (the RoCE v2 GID index
+    differs between rails, or a rail's address has no RoCE v2 GID yet), naming the host,
+    the rails and what to set; None when one index fits, the operator pinned one in
+    rdma_rails_nccl_extra, or no rail is RoCE. NCCL_IB_GID_INDEX is one number for every
+    HCA of a process; NCCL 2.21 and later select the RoCE v2 IPv4 GID per HCA themselves
+    (NCCL_IB_GID_INDEX default -1), older NCCL uses index 0 (net_ib.cc, NCCL_PARAM)."""
+    if "NCCL_IB_GID_INDEX" in (extra or {}):
+        return None
+    index, why = nccl_gid_index(entries, devices)
+    if index is not None or why == "no RoCE rail":
+        return None
+    return (
+        f"rdma_rails: {host}: /etc/nccl.conf gets no NCCL_IB_GID_INDEX: {why}. NCCL 2.21 "
+        "and later select the RoCE v2 IPv4 GID of each rail themselves; an older NCCL "
+        "uses GID index 0 (RoCE v1, link-local, never routed across a leaf): there, give "
+        "every rail's address the same RoCE v2 GID index (the same addresses in the same "
+        "order on every rail netdev) or set NCCL_IB_GID_INDEX in rdma_rails_nccl_extra."
+    )
+
+
 def nccl_conf(entries, traffic_class=None, socket_ifname=None, extra=None, gid_index=None):
     """/etc/nccl.conf text: NCCL_IB_HCA (rail devices in rail order, exact match),
     NCCL_IB_TC (RoCE rails only), NCCL_SOCKET_IFNAME (exact: "=" prefixed unless the
-    value already starts with "=" or "^"), the RoCE v2 GID (NCCL_IB_GID_INDEX when one
-    index fits every rail, else NCCL_IB_ROCE_VERSION_NUM=2: NCCL >= 2.21 then picks the
-    RoCE v2 IPv4 GID itself; older NCCL defaults to index 0, RoCE v1 link-local), then
-    extra settings (an extra key wins)."""
+    value already starts with "=" or "^"), NCCL_IB_GID_INDEX when one RoCE v2 GID index
+    fits every rail (else nothing: nccl_gid_warning says why), then extra settings (an
+    extra key wins)."""
     extra = dict(extra or {})
     hca = ",".join(f"{e['device']}:{e['port']}" for e in entries if e.get("device"))
     lines = [MANAGED]
@@ -362,11 +388,10 @@ def nccl_conf(entries, traffic_class=None, socket_ifname=None, extra=None, gid_i
     if socket_ifname:
         exact = socket_ifname if socket_ifname[0] in "=^" else f"={socket_ifname}"
         lines.append(f"NCCL_SOCKET_IFNAME={exact}")
-    if roce and not {"NCCL_IB_GID_INDEX", "NCCL_IB_ROCE_VERSION_NUM"} & set(extra):
-        if gid_index is not None:
-            lines.append(f"NCCL_IB_GID_INDEX={int(gid_index)}")
-        else:
-            lines.append("NCCL_IB_ROCE_VERSION_NUM=2")
+    # No NCCL_IB_ROCE_VERSION_NUM fallback: NCCL before 2.21 has no such variable (its
+    # NCCL_IB_GID_INDEX defaults to 0), 2.21 and later default it to 2 already.
+    if roce and gid_index is not None and not {"NCCL_IB_GID_INDEX"} & set(extra):
+        lines.append(f"NCCL_IB_GID_INDEX={int(gid_index)}")
     for key, value in sorted(extra.items()):
         lines.append(f"{key}={value}")
     return "\n".join(lines) + "\n"
@@ -378,13 +403,37 @@ def _json(value):
     return value or []
 
 
-def live_drift(links, addr_json, rule_json, sysctl_text):
+def _route_key(dst, table, via, dev):
+    """(network, table, gateway, dev) of a route, planned or live (iproute2 JSON writes
+    "default" for 0.0.0.0/0 and ::/0, a host route without /32, no "table" for main)."""
+    via = str(via) if via else None
+    if dst == "default":
+        dst = "::/0" if via and ":" in via else "0.0.0.0/0"
+    with contextlib.suppress(ValueError):
+        dst = str(ipaddress.ip_network(str(dst), strict=False))
+    return dst, str(table) if table not in (None, "") else "main", via, dev
+
+
+def _planned_route(route, netdev):
+    return _route_key(route["to"], route["table"], route.get("via"), netdev)
+
+
+def live_drift(links, addr_json, rule_json, sysctl_text, route_json=None):
     """{netdev: [what differs]} between the links and the kernel's live state.
 
     addr_json: ``ip -j addr show`` output; rule_json: ``ip -j rule show`` plus
     ``ip -j -6 rule show`` (lists, or their text); sysctl_text: ``grep -H ''`` over
-    sysctl_paths(links).
+    sysctl_paths(links); route_json: ``ip -j route show table all`` for IPv4 and IPv6
+    (None: routes not compared). Reported: a missing netdev, its MTU, a planned address,
+    rule or route missing, a global address that is not planned (added by hand or by
+    other software), a sysctl.
     """
+    live_routes = None
+    if route_json is not None:
+        live_routes = {
+            _route_key(r.get("dst"), r.get("table"), r.get("gateway"), r.get("dev"))
+            for r in _json(route_json)
+        }
     by_name = {i.get("ifname"): i for i in _json(addr_json)}
     rules = {(r.get("src"), str(r.get("table"))) for r in _json(rule_json)}
     values = {}
@@ -403,6 +452,18 @@ def live_drift(links, addr_json, rule_json, sysctl_text):
         have = {f"{a.get('local')}/{a.get('prefixlen')}" for a in live.get("addr_info") or []}
         reasons += [f"address {a} missing" for a in link["addresses"] if a not in have]
         reasons += [
+            f"extra address {a.get('local')}/{a.get('prefixlen')}"
+            for a in live.get("addr_info") or []
+            if a.get("scope", "global") == "global"
+            and f"{a.get('local')}/{a.get('prefixlen')}" not in link["addresses"]
+        ]
+        if live_routes is not None:
+            for route in link["routes"]:
+                if _planned_route(route, link["netdev"]) not in live_routes:
+                    via = f" via {route['via']}" if route.get("via") else ""
+                    table = route["table"] if route["table"] is not None else "main"
+                    reasons.append(f"route to {route['to']}{via} table {table} missing")
+        reasons += [
             f"rule from {r['from']} table {r['table']} missing"
             for r in link["rules"]
             if (r["from"], str(r["table"])) not in rules
@@ -414,3 +475,131 @@ def live_drift(links, addr_json, rule_json, sysctl_text):
         if reasons:
             drift[link["netdev"]] = reasons
     return drift
+
+
+# networkd.conf [Network] keys that keep systemd-networkd off the routes, rules and
+# nexthops other software (a CNI, a VPN, Docker) configured, with the systemd version
+# that added each (networkd.conf(5), "Added in version"). All default to yes. A key an
+# older networkd does not know is logged as "Unknown key ... ignoring", so each is
+# written only for the versions that have it (all of them when the version is unknown).
+NETWORKD_FOREIGN_KEYS = (
+    ("ManageForeignRoutingPolicyRules", 249),
+    ("ManageForeignRoutes", 246),
+    ("ManageForeignNextHops", 256),
+)
+
+
+def networkd_conf(version=None):
+    """The role's networkd.conf.d drop-in for a systemd ``version`` (an int, or None)."""
+    lines = [
+        "# Written by rdma.fabric.rdma_rails: systemd-networkd manages the rail links only and",
+        "# leaves the ip rules, routes and nexthops of other software (CNI, VPN, containers)",
+        "# alone.",
+        "[Network]",
+    ]
+    lines += [
+        f"{key}=no" for key, added in NETWORKD_FOREIGN_KEYS if version is None or version >= added
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _epoch(value):
+    value = (value or "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def networkd_probe(text):
+    """The role's networkd probe (tasks/networkd_service.yml) as a dict: version (int or
+    None), active (bool), started and dropin (epoch seconds or None: networkd's start,
+    the drop-in's mtime), links ({name: setup state of `networkctl list`})."""
+    if isinstance(text, dict):
+        return text
+    values, links = {}, {}
+    for line in (text or "").splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == "link":
+            links[words[1]] = words[2]
+        elif "=" in line:
+            key, _eq, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    return {
+        "version": _epoch(values.get("version")),
+        "active": values.get("active") == "active",
+        "started": _epoch(values.get("started")),
+        "dropin": _epoch(values.get("dropin")),
+        "links": links,
+    }
+
+
+# `networkctl list` SETUP states of links networkd does not (or no longer) configure.
+NETWORKD_UNMANAGED = ("unmanaged", "linger", "n/a", "")
+
+
+def networkd_action(probe, rails, conf_changed=False, bus_changed=False, allow_restart=False):
+    """What to do with systemd-networkd so that it runs with the role's drop-in, without
+    touching the links it manages for others: {action, others, msg}.
+
+    action: ``start`` (not running: it reads the drop-in when it starts), ``none``
+    (running and has read the drop-in), ``restart`` (the drop-in is new to the running
+    networkd and it manages no link but the rails, or ``allow_restart``), ``defer``
+    (it manages other links: a restart would release their DHCP leases,
+    KeepConfiguration= defaults to no, so the drop-in waits for networkd's next start
+    and the rails are not reconfigured now: a reconfigure would let the running networkd
+    drop foreign rules). networkd reads networkd.conf only when it starts (systemd 252's
+    ``networkctl reload`` re-reads .network and .netdev files only).
+    """
+    state = networkd_probe(probe)
+    if not state["active"]:
+        return {"action": "start", "others": [], "msg": ""}
+    read_before = (
+        state["dropin"] is None or state["started"] is None or state["dropin"] <= state["started"]
+    )
+    if not (conf_changed or bus_changed or not read_before):
+        return {"action": "none", "others": [], "msg": ""}
+    rails = set(rails or [])
+    others = sorted(
+        name
+        for name, setup in state["links"].items()
+        if name != "lo" and name not in rails and setup not in NETWORKD_UNMANAGED
+    )
+    if not others or allow_restart:
+        return {"action": "restart", "others": others, "msg": ""}
+    why = (
+        "D-Bus was just installed"
+        if bus_changed and not conf_changed
+        else ("networkd.conf.d/60-rdma-rails.conf is newer than the running systemd-networkd")
+    )
+    return {
+        "action": "defer",
+        "others": others,
+        "msg": (
+            f"rdma_rails: {why}, which also manages {', '.join(others)}: a restart would "
+            "release their DHCP leases (KeepConfiguration= defaults to no), so it is not "
+            "restarted and the rails are not applied now (a reconfigure by the running "
+            "networkd would drop foreign ip rules and routes). The drop-in and the rail "
+            "files are written; they take effect at networkd's next start (the next "
+            "reboot), or set rdma_rails_networkd_restart: true to restart it in a "
+            "maintenance window."
+        ),
+    }
+
+
+RENDERED = (
+    "# Rendered by rdma_rails without contacting the host (rdma_rails_state: rendered): "
+    "NETDEV(device:port) and DEVICE(netdev) stand for names bound on the host when applied."
+)
+
+
+def offline_entries(entries):
+    """A host's plan entries bound without the host (rendered mode): the netdev and
+    device the plan names (a netdev selector, rdma_rail_devices), else placeholders
+    ``NETDEV(mlx5_0:1)`` / ``DEVICE(ens17np0)`` that a reviewer reads as such."""
+    out = []
+    for entry in entries or []:
+        entry = dict(entry)
+        if not entry.get("netdev"):
+            entry["netdev"] = f"NETDEV({entry.get('device') or entry.get('pci')}:{entry['port']})"
+        if not entry.get("device"):
+            entry["device"] = f"DEVICE({entry.get('pci') or entry['netdev']})"
+        out.append(entry)
+    return out

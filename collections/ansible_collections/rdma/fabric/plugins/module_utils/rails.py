@@ -88,8 +88,13 @@ IPOIB_DEFAULT_MTU = {"datagram": 4092, "connected": 65520}
 # header (2048 -> 2044, 4096 -> 4092); the kernel caps a larger MTU to that.
 IB_MTU_BYTES = {1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 IPOIB_HEADER = 4
-# A partition without mtu: ib_subnet_manager_ipoib_mtu's default (5, 4096 bytes).
-DEFAULT_PARTITION_MTU = 5
+# A partition without mtu: OpenSM's default broadcast-group MTU, 4 (2048 bytes:
+# OSM_DEFAULT_MGRP_MTU, include/opensm/osm_base.h; doc/partition-config.txt), also what
+# an SM this inventory does not configure (a switch, UFM) is assumed to run; a
+# partition with `ipoib: true` gets ib_subnet_manager_ipoib_mtu's default, 5 (4096),
+# which the ib_subnet_manager role writes for it.
+DEFAULT_PARTITION_MTU = 4
+IPOIB_PARTITION_MTU = 5
 DEFAULT_PKEY = 0x7FFF
 # RoCE (rdma_roce_policy) default when no policy MTU is given.
 ROCE_DEFAULT_MTU = 9000
@@ -166,6 +171,36 @@ def _network(value, version, where, errors):
         errors.append(f"{where} must be an IPv{version} network; got {value!r}")
         return None
     return net
+
+
+def special_network_errors(rails):
+    """Errors for rail subnets (subnet, subnet6, P_Key subnets) that are loopback,
+    link-local, multicast, unspecified or 0.0.0.0/8: no host address there can carry a
+    rail. Checked by rail_plan (the rdma_rails role), not by normalize_rails: rdma_verify's
+    tests stand rails in on loopback addresses."""
+    errors = []
+    for where, net in _rail_networks(rails):
+        kind = _special_network(net)
+        if kind:
+            errors.append(
+                f"{where} {net} is a {kind} network: a rail needs routable unicast addresses"
+            )
+    return errors
+
+
+def _special_network(net):
+    """What makes a network unfit for a rail (loopback, link-local, ...), or None."""
+    for attr, kind in (
+        ("is_loopback", "loopback"),
+        ("is_link_local", "link-local"),
+        ("is_multicast", "multicast"),
+        ("is_unspecified", "unspecified"),
+    ):
+        if getattr(net, attr):
+            return kind
+    if net.version == 4 and net.subnet_of(ipaddress.ip_network("0.0.0.0/8")):
+        return "this-network (0.0.0.0/8)"
+    return None
 
 
 def _pkeys(value, where, errors):
@@ -472,6 +507,17 @@ def _host_address(rail, host, index, explicit, errors):
                 f"of rail {rail['name']}'s subnet {subnet}"
             )
             return None
+        if prefix == 30:
+            # A /30 per host: network, the leaf (first usable), the host, broadcast.
+            block = ipaddress.ip_network(f"{address}/30", strict=False)
+            offset = int(address) - int(block.network_address)
+            what = {0: "network", 1: "leaf", 3: "broadcast"}.get(offset)
+            if what:
+                errors.append(
+                    f"{host}: rdma_rail_addresses.{rail['name']} {address} is the {what} "
+                    f"address of its /30 {block} (the host's is {block.network_address + 2})"
+                )
+                return None
     else:
         if prefix in (30, 31):
             size = 2 ** (32 - prefix)
@@ -567,17 +613,64 @@ def host_rails(rails, host, host_vars):
             if got is None:
                 continue
             entry["address"], entry["prefix_length"], entry["gateway"] = got
+            if entry["gateway"] and entry["gateway"] == entry["address"]:
+                errors.append(
+                    f"{host}: rail {rail['name']} address {entry['address']} is the rail's "
+                    f"gateway ({_rail_name(rail['position'], rail)}.gateway): a host cannot "
+                    "route through itself"
+                )
+                continue
         if rail["pkeys"]:
             entry["pkeys"] = _pkey_addresses(rail, host, index, explicit, errors)
         if rail["subnet6"]:
-            given = explicit.get(rail["name"])
-            if isinstance(given, dict) and given.get("ipv6"):
-                entry["address6"] = str(ipaddress.ip_interface(str(given["ipv6"])).ip)
-            elif index is not None:
-                net6 = ipaddress.ip_network(rail["subnet6"])
-                entry["address6"] = str(ipaddress.ip_address(int(net6.network_address) + index))
+            address6 = _host_address6(rail, host, index, explicit.get(rail["name"]), errors)
+            if address6 is False:
+                continue
+            entry["address6"] = address6
         out.append(entry)
     return (None, errors) if errors else (out, [])
+
+
+def _host_address6(rail, host, index, explicit, errors):
+    """The host's IPv6 address on a rail (str), None when it has none, False on error.
+
+    Explicit (``rdma_rail_addresses.RAIL.ipv6``) or subnet6 + rdma_rail_host_index; the
+    subnet's own address (index 0) is the subnet-router anycast address (RFC 4291
+    2.6.1), never a host's."""
+    net6 = ipaddress.ip_network(rail["subnet6"])
+    given = explicit.get("ipv6") if isinstance(explicit, dict) else None
+    if given not in (None, ""):
+        where = f"{host}: rdma_rail_addresses.{rail['name']}.ipv6"
+        try:
+            address = ipaddress.ip_interface(given if isinstance(given, str) else "-").ip
+        except ValueError:
+            address = None
+        if address is None or address.version != 6:
+            errors.append(f"{where} must be an IPv6 address; got {given!r}")
+            return False
+        if address not in net6:
+            errors.append(f"{where} {address} is outside rail {rail['name']}'s subnet6 {net6}")
+            return False
+        what = "an explicit address"
+    elif index is None:
+        return None
+    else:
+        if not 0 <= index < net6.num_addresses:
+            errors.append(
+                f"{host}: rdma_rail_host_index {index} gives no address in rail "
+                f"{rail['name']}'s subnet6 {net6}"
+            )
+            return False
+        address = ipaddress.ip_address(int(net6.network_address) + index)
+        what = f"rdma_rail_host_index {index}"
+    if address == net6.network_address:
+        errors.append(
+            f"{host}: {what} gives rail {rail['name']} the address {address}, the "
+            f"subnet-router anycast address of its subnet6 {net6} (RFC 4291 2.6.1): set "
+            f"rdma_rail_addresses.{rail['name']}.ipv6 or a host index from 1"
+        )
+        return False
+    return str(address)
 
 
 def _pkey_addresses(rail, host, index, explicit, errors):
@@ -642,7 +735,8 @@ def bind_pkeys(rails, partitions):
     """
     known = {}
     ib_mtu = {}
-    for part in partitions or []:
+    errors = []
+    for position, part in enumerate(partitions or []):
         if isinstance(part, dict) and isinstance(part.get("name"), str):
             value = part.get("pkey")
             try:
@@ -650,10 +744,22 @@ def bind_pkeys(rails, partitions):
             except (TypeError, ValueError):
                 continue
             known[part["name"]] = number & 0x7FFF
-            code = _int(part.get("mtu"))
-            ib_mtu[part["name"]] = IB_MTU_BYTES.get(code, IB_MTU_BYTES[DEFAULT_PARTITION_MTU])
+            code = part.get("mtu")
+            if code in (None, ""):
+                code = IPOIB_PARTITION_MTU if part.get("ipoib") is True else DEFAULT_PARTITION_MTU
+            elif _int(code) not in IB_MTU_BYTES:
+                # An MTU in bytes (2048) where OpenSM takes a code (4) is refused, never
+                # read as something else.
+                errors.append(
+                    f"ib_subnet_manager_partitions[{position}] ({part['name']}).mtu (read as "
+                    "rdma_rails_ib_partitions) must be an IB MTU code 1-5 as in OpenSM's "
+                    f"partitions.conf (4 = 2048 bytes, 5 = 4096 bytes); got {code!r}"
+                )
+                continue
+            ib_mtu[part["name"]] = IB_MTU_BYTES[_int(code)]
+    if errors:
+        return None, errors
     default_partition = next((n for n, k in known.items() if k == DEFAULT_PKEY), None)
-    errors = []
     out = []
     for rail in rails:
         where = _rail_name(rail["position"], rail)
@@ -749,10 +855,20 @@ def fabric_rails(rails, hosts_vars, policy_mtu=None):
     return (None, errors) if errors else (plan, [])
 
 
-# Enhanced IPoIB (the mlx5 driver: ConnectX-4 and later, with ib_ipoib's ipoib_enhanced
-# parameter 1, its default) offloads IPoIB to the NIC and runs datagram mode only;
-# ConnectX-3 (mlx4) and older run connected mode.
+# Enhanced IPoIB (the mlx5 driver: ConnectX-4 and later) offloads IPoIB to the NIC and
+# runs datagram mode only; mlx4 (ConnectX-3) and older run connected mode. Judged by the
+# device's driver (sysfs), never by its name: persistent names (ibp65s0, rocep65s0f0)
+# say nothing. ib_ipoib's ipoib_enhanced parameter (MLNX_OFED/DOCA-OFED only) turns it
+# off for mlx5 when 0; it does not apply to other drivers.
 ENHANCED_IPOIB_DRIVERS = ("mlx5",)
+
+
+def _enhanced_ipoib(device, ipoib_enhanced):
+    """(enhanced, what says so) for one RDMA device; the name only when no driver is read."""
+    driver = device.get("driver")
+    mlx5 = (driver or device["name"]).startswith(ENHANCED_IPOIB_DRIVERS)
+    what = f"driver {driver}" if driver else "an mlx5 device"
+    return mlx5 and ipoib_enhanced is not False, what
 
 
 def resolve_rails(entries, devices, host="this host", ipoib_enhanced=None):
@@ -800,13 +916,13 @@ def resolve_rails(entries, devices, host="this host", ipoib_enhanced=None):
                 f"the plan says {entry['link_layer']}"
             )
             continue
-        if entry.get("ipoib_mode") == "connected" and ipoib_enhanced is not False:
-            enhanced = device["name"].startswith(ENHANCED_IPOIB_DRIVERS)
-            if enhanced or ipoib_enhanced:
+        if entry.get("ipoib_mode") == "connected":
+            enhanced, what = _enhanced_ipoib(device, ipoib_enhanced)
+            if enhanced:
                 errors.append(
-                    f"{host}: rail {entry['name']}: ipoib_mode connected on {device['name']}, "
-                    "which runs enhanced IPoIB (ConnectX-4 and later with ib_ipoib's "
-                    "ipoib_enhanced=1): datagram mode only; set ipoib_mode: datagram"
+                    f"{host}: rail {entry['name']}: ipoib_mode connected on {device['name']} "
+                    f"({what}), which runs enhanced IPoIB (mlx5: ConnectX-4 and later, unless "
+                    "ib_ipoib's ipoib_enhanced=0): datagram mode only; set ipoib_mode: datagram"
                 )
                 continue
         netdev = port.get("netdev")

@@ -154,6 +154,12 @@ def _pci_address(dev_dir):
     return target.lower() if PCI_ADDRESS_RE.match(target) and ":" in target[:5] else None
 
 
+def _driver(dev_dir):
+    """The kernel driver of the device's PCI function (mlx5_core, mlx4_core), or None."""
+    link = os.path.join(dev_dir, "device", "driver")
+    return os.path.basename(os.path.realpath(link)) if os.path.islink(link) else None
+
+
 def read_device(root, name):
     dev_dir = os.path.join(root, SYSFS_IB, name)
     net_dir = os.path.join(dev_dir, "device", "net")
@@ -201,6 +207,7 @@ def read_device(root, name):
         "local_cpulist": _read(os.path.join(dev_dir, "device", "local_cpulist")),
         "numa_node": read_int(os.path.join(dev_dir, "device", "numa_node")),
         "pci_address": _pci_address(dev_dir),
+        "driver": _driver(dev_dir),
         "netdevs": [netdev for netdev, _unused in pci_netdevs],
         "ports": ports,
     }

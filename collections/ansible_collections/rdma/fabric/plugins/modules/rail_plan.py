@@ -24,6 +24,10 @@ description:
     C(peer) as the gateway), a P_Key child MTU outside its parent's IPoIB mode range, and a
     rail subnet that overlaps a host's management network (the network of its
     default route, from the gathered facts of the hosts that have them; the hosts named).
+  - Also refused - a host address equal to the rail's gateway, an explicit /30 address
+    that is its block's network, leaf or broadcast address, an IPv6 address outside
+    C(subnet6) (or not an IPv6 address), subnet6 + index 0 (the subnet-router anycast
+    address), loopback, link-local, multicast and 0.0.0.0/8 subnets.
   - Meant for C(run_once), so the fabric-wide check costs one pass over the hosts.
 version_added: 0.3.0
 author: rdma-fabric contributors (@rdma-fabric)

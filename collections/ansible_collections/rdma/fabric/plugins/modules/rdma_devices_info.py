@@ -45,6 +45,7 @@ devices:
       fw_ver: "28.39.1002"
       hca_type: MT4129
       pci_address: "0000:0c:00.0"
+      driver: mlx5_core
       netdevs: [ibp12s0]
       ports:
         - port: 1

@@ -1,0 +1,108 @@
+"""rdma_rails_state: rendered (issue 23 item 7): every host's files written under a
+directory without contacting the hosts, like roce_switch_qos's rendered mode."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from ansible_collections.rdma.fabric.plugins.action.rail_plan import build_plan
+from conftest import ROLES_DIR
+
+RAILS = [
+    {"name": "rail0", "device": "mlx5_0", "subnet": "10.0.0.0/24"},
+    {"name": "rail1", "netdev": "ens18np0", "subnet": "10.0.1.0/24", "gateway": "10.0.1.254"},
+]
+
+
+def _plan():
+    plan, errors = build_plan(
+        RAILS, {"gpu01": {"rdma_rail_host_index": 1}, "gpu02": {"rdma_rail_host_index": 2}}
+    )
+    assert errors == []
+    return plan
+
+
+def test_files_of_one_host_without_the_host():
+    from ansible_collections.rdma.fabric.plugins.filter.rail import rail_rendered
+
+    files = rail_rendered(_plan()["gpu02"], "networkd", 106, "eno1", {}, True)
+    network0 = files["/etc/systemd/network/40-rdma-rail-rail0.network"]
+    assert "Name=NETDEV(mlx5_0:1)" in network0 and "Address=10.0.0.2/24" in network0
+    assert "without contacting the host" in network0
+    network1 = files["/etc/systemd/network/40-rdma-rail-rail1.network"]
+    assert "Name=ens18np0" in network1 and "Gateway=10.0.1.254" in network1
+    assert "From=10.0.1.2" in network1
+    assert "net.ipv4.conf.ens18np0.rp_filter = 2" in files["/etc/sysctl.d/60-rdma-rails.conf"]
+    assert "ManageForeignRoutes=no" in files["/etc/systemd/networkd.conf.d/60-rdma-rails.conf"]
+    nccl = files["/etc/nccl.conf"]
+    assert "NCCL_IB_HCA==mlx5_0:1,DEVICE(ens18np0):1" in nccl
+    assert "NCCL_SOCKET_IFNAME==eno1" in nccl and "GID_INDEX" not in nccl
+
+
+def test_netplan_and_nm_and_no_nccl():
+    from ansible_collections.rdma.fabric.plugins.filter.rail import rail_rendered
+
+    files = rail_rendered(_plan()["gpu01"], "netplan", 106, "eno1", {}, False)
+    doc = yaml.safe_load(files["/etc/netplan/60-rdma-rails.yaml"])
+    assert doc["network"]["ethernets"]["ens18np0"]["addresses"] == ["10.0.1.1/24"]
+    assert "/etc/nccl.conf" not in files
+    assert "/etc/systemd/networkd.conf.d/60-rdma-rails.conf" in files
+    nm = rail_rendered(_plan()["gpu01"], "networkmanager", 106, "eno1", {}, False)
+    assert "/etc/NetworkManager/system-connections/rdma-rail0.nmconnection" in nm
+    assert "/etc/systemd/networkd.conf.d/60-rdma-rails.conf" not in nm
+
+
+RENDER_PLAY = """
+- name: rdma_rails rendered, hosts that do not exist
+  hosts: all
+  gather_facts: false
+  roles:
+    - role: rdma_rails
+"""
+
+
+def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(
+        yaml.safe_dump(
+            {
+                "all": {
+                    "hosts": {
+                        # No such container: a connection attempt fails the run (and
+                        # sends nothing over a network: docker's local socket only).
+                        "gpu01": {"ansible_host": "rf-no-such-gpu01", "rdma_rail_host_index": 1},
+                        "gpu02": {"ansible_host": "rf-no-such-gpu02", "rdma_rail_host_index": 2},
+                    },
+                    "vars": {
+                        "rdma_rails": RAILS,
+                        "rdma_rails_state": "rendered",
+                        "rdma_rails_backend": "networkd",
+                        "rdma_rails_nccl": True,
+                        "rdma_rails_render_dir": str(tmp_path / "out"),
+                        "ansible_connection": "community.docker.docker",
+                    },
+                }
+            }
+        )
+    )
+    play = tmp_path / "play.yml"
+    play.write_text(RENDER_PLAY)
+    env_roles = str(ROLES_DIR)
+    proc = run_cli(
+        "ansible-playbook",
+        "-i",
+        str(inventory),
+        str(play),
+        env={"ANSIBLE_ROLES_PATH": env_roles},
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    for host, address in (("gpu01", "10.0.0.1/24"), ("gpu02", "10.0.0.2/24")):
+        text = (
+            tmp_path / "out" / host / "etc/systemd/network/40-rdma-rail-rail0.network"
+        ).read_text()
+        assert f"Address={address}" in text
+        assert (tmp_path / "out" / host / "etc/nccl.conf").exists()
+    assert "UNREACHABLE" not in out
+    json.dumps(out)  # printable
