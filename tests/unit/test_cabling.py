@@ -132,7 +132,10 @@ def test_a_map_for_a_switch_no_rail_names_and_an_empty_group_are_refused():
 
 
 def host_rails(n=4):
-    return [{"rail": f"rail{i}", "device": f"mlx5_{i}", "netdev": f"eth{i}"} for i in range(n)]
+    return [
+        {"rail": f"rail{i}", "device": f"mlx5_{i}", "port": 1, "netdev": f"eth{i}"}
+        for i in range(n)
+    ]
 
 
 def planned():
@@ -166,12 +169,17 @@ def test_judge_names_a_swapped_pair_as_one_finding():
         "gpu-b07 rail2 (mlx5_2) reaches leaf-rail3 swp7; the plan says leaf-rail2: "
         "rails 2 and 3 look swapped"
     )
-    assert failed[0]["device"] == "mlx5_2,mlx5_3"
+    assert (failed[0]["device"], failed[0]["port"]) == ("mlx5_2,mlx5_3", "1")
     assert result["miscabled"] == {
         "rail2": "cabling: rails 2 and 3 look swapped",
         "rail3": "cabling: rails 2 and 3 look swapped",
     }
     assert [r["status"] for r in result["rows"]] == ["planned", "planned", "swapped", "swapped"]
+    # Each rail's row in the cabling table says what that rail reaches.
+    assert result["rows"][3]["detail"] == (
+        "gpu-b07 rail3 (mlx5_3) reaches leaf-rail2 swp7; the plan says leaf-rail3: "
+        "rails 2 and 3 look swapped"
+    )
 
 
 def test_judge_a_one_way_wrong_rail_is_not_a_swap():

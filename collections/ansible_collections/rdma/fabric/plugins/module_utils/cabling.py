@@ -606,20 +606,24 @@ def judge_host(host, expected, observed, rails):
         back = rows.get(other) if other else None
         if back and back["status"] == "wrong rail" and back.get("reaches") == rail:
             pair = _rail_pair(rail, other)
-            text = f"{row['detail'].split('; the plan')[0]}; the plan says {row['planned_leaf']}"
-            detail = f"{text}: {pair} look swapped"
             for name in (rail, other):
-                rows[name]["status"] = "swapped"
-                rows[name]["detail"] = detail
+                one = rows[name]
+                reach = one["detail"].split("; the plan")[0]
+                one.update(
+                    status="swapped",
+                    detail=f"{reach}; the plan says {one['planned_leaf']}: {pair} look swapped",
+                )
                 miscabled[name] = f"cabling: {pair} look swapped"
                 done.add(name)
-            checks.append(_check(False, detail, [row["device"], back["device"]]))
+            checks.append(
+                _check(False, row["detail"], [row["device"], back["device"]], [info, rail, other])
+            )
             continue
         done.add(rail)
         ok = row["status"] == "planned"
         if not ok:
             miscabled[rail] = f"cabling: {row['detail']}"
-        checks.append(_check(ok, row["detail"], [row["device"]]))
+        checks.append(_check(ok, row["detail"], [row["device"]], [info, rail]))
     return {
         "rows": [rows[r] for r in sorted(rows, key=natural_key)],
         "checks": checks,
@@ -627,12 +631,17 @@ def judge_host(host, expected, observed, rails):
     }
 
 
-def _check(ok, detail, devices):
+def _check(ok, detail, devices, where=None):
+    """One rdma_verify check; where: [rails info, rail names...] for the port column."""
     names = [d for d in devices if d]
+    ports = []
+    if where:
+        info, *rails = where
+        ports = sorted({str((info.get(r) or {}).get("port")) for r in rails} - {"None"})
     return {
         "check": CHECK,
         "device": ",".join(names) or None,
-        "port": None,
+        "port": ",".join(ports) or None,
         "ok": bool(ok),
         "detail": detail,
     }
@@ -647,3 +656,61 @@ def table_by_leaf(rows):
         leaf: sorted(items, key=lambda r: (natural_key(r["host"]), natural_key(r["rail"])))
         for leaf, items in sorted(out.items(), key=lambda kv: natural_key(kv[0] or ""))
     }
+
+
+# ------------------------------------------------------------------- rdma_verify's use
+
+
+def plan_for_play(rails, hostvars, hosts, port_maps=None, groups=None, mode="auto"):
+    """expected_cabling over the play's hosts, reading each one's rdma_rail_host_index
+    from hostvars; raises ValueError with every error (one a line)."""
+    hosts_vars = {}
+    for host in hosts:
+        value = (hostvars[host] or {}).get("rdma_rail_host_index") if host in hostvars else None
+        hosts_vars[host] = {"rdma_rail_host_index": value}
+    plan, errors = expected_cabling(rails, hosts_vars, port_maps, groups, mode)
+    if errors:
+        raise ValueError("the cabling plan is refused:\n" + "\n".join(errors))
+    return plan
+
+
+def judge_into_health(health, plan, host, lldp=None, ib_text=None, node_guids=None):
+    """This host's health with the cabling check(s) added, ``cabling`` ({rows,
+    miscabled}) set, and each miscabled rail taken out of the tests: its ``device`` is
+    None and ``missing`` says why, as for a rail without a port, so that the planner
+    reports those tests as not run with the reason.
+
+    lldp: rail_neighbors_info's result (RoCE); ib_text: one ibnetdiscover read (IB);
+    node_guids: {device: node GUID} (rdma_health_info's devices)."""
+    expected = (plan or {}).get(host)
+    if not expected:
+        return health
+    rails = [r for r in health.get("rails") or [] if r.get("rail") in expected and r.get("device")]
+    observed = {}
+    problems = list((lldp or {}).get("problems") or [])
+    ib = [r for r in rails if r.get("link_layer") == "InfiniBand"]
+    eth = [r for r in rails if r not in ib]
+    if eth:
+        observed.update(observed_from_lldp((lldp or {}).get("neighbors") or {}, eth))
+    if ib:
+        if ib_text:
+            observed.update(observed_from_ib(parse_ibnetdiscover(ib_text), ib, host, node_guids))
+        else:
+            problems.append("no fabric-wide InfiniBand read (ibnetdiscover)")
+    judged = judge_host(host, {r["rail"]: expected[r["rail"]] for r in rails}, observed, rails)
+    checks = list(health.get("checks") or [])
+    if problems and not any(observed.values()):
+        checks.append(_check(False, "; ".join(problems), []))
+    checks += judged["checks"]
+    out_rails = []
+    for rail in health.get("rails") or []:
+        why = judged["miscabled"].get(rail.get("rail"))
+        if why and rail.get("device"):
+            rail = dict(rail, cabled_device=rail["device"], device=None, missing=why)
+        out_rails.append(rail)
+    return dict(
+        health,
+        checks=checks,
+        rails=out_rails,
+        cabling={"rows": judged["rows"], "miscabled": judged["miscabled"]},
+    )
