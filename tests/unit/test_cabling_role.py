@@ -146,3 +146,39 @@ def test_a_bad_port_map_is_refused_before_any_test(run_playbook, tmp_path):
     assert "rdma_cabling_ports.leaf-rail0: port swp1 is mapped twice" in proc.output
     assert "Plan this host's tests" not in proc.output
     assert not (tmp_path / "reports").exists()
+
+
+def test_preflight_refuses_a_bad_cabling_plan_before_any_host(run_cli, tmp_path):
+    """site.yml's first play (playbooks/preflight.yml) runs the same plan check on the
+    controller: a host index missing from a leaf's port map stops the run there."""
+    import yaml
+    from role_play import playbook_json
+
+    inv = tmp_path / "inventory"
+    (inv / "group_vars").mkdir(parents=True)
+    hosts = {
+        f"gpu-0{i}": {"ansible_connection": "local", "rdma_rail_host_index": i} for i in (1, 2)
+    }
+    (inv / "hosts.yml").write_text(
+        yaml.safe_dump({"all": {"children": {"rdma_hosts": {"hosts": hosts}}}})
+    )
+    (inv / "group_vars" / "all.yml").write_text(
+        yaml.safe_dump(
+            {
+                "rdma_rails": [
+                    {
+                        "name": "rail0",
+                        "device": "mlx5_0",
+                        "subnet": "10.0.0.0/24",
+                        "leaf": "leaf-rail0",
+                    },
+                ],
+                "rdma_cabling_ports": {"leaf-rail0": {1: "swp1"}},
+            }
+        )
+    )
+    proc, doc = playbook_json(run_cli, "-i", str(inv), "rdma.fabric.preflight")
+    assert proc.returncode != 0, proc.stdout
+    out = proc.stdout + proc.stderr
+    assert "gpu-02: rdma_rail_host_index 2 is missing from rdma_cabling_ports.leaf-rail0" in out
+    assert "gpu-01" not in doc["stats"]
