@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -24,8 +23,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils.cabling import (
     parse_iblinkinfo,
     parse_ibnetdiscover,
 )
+from ibsim_fabric import UMAD2SIM, ibsim_running
 
-UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 NET = Path(__file__).resolve().parents[1] / "ibsim" / "rails-swapped.net"
 
 pytestmark = pytest.mark.skipif(
@@ -51,20 +50,7 @@ NODE_GUIDS = {
 def reads(tmp_path_factory):
     """{tool: stdout} of ibnetdiscover and iblinkinfo on the swapped fabric."""
     workdir = tmp_path_factory.mktemp("ibsim-cabling")
-    env = dict(os.environ, IBSIM_SOCKNAME=f"rdma-fabric-cabling-{os.getpid()}")
-    with open(workdir / "ibsim.out", "w") as out:
-        proc = subprocess.Popen(
-            ["ibsim", "-s", "-n", str(NET)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    try:
-        deadline = time.monotonic() + 20
-        while "Network simulator ready" not in (workdir / "ibsim.out").read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, "ibsim did not start"
-            time.sleep(0.2)
+    with ibsim_running(NET, workdir, "rdma-fabric-cabling") as env:
         sim = dict(env, SIM_HOST="sm1 mlx5_0", LD_PRELOAD=UMAD2SIM)
         yield {
             tool: subprocess.run(
@@ -72,9 +58,6 @@ def reads(tmp_path_factory):
             ).stdout
             for tool in ("ibnetdiscover", "iblinkinfo")
         }
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def host_rails(host):

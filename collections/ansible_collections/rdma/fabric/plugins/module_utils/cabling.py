@@ -31,7 +31,7 @@ import json
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils.ib_guid import normalize_guid
-from ansible_collections.rdma.fabric.plugins.module_utils.rails import natural_key
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import _int, natural_key
 
 CHECK = "cabling"
 MODES = ("auto", "true", "false")
@@ -60,16 +60,6 @@ def switch_key(name):
 def port_key(port):
     """Leaf ports compare as text without case or blanks (swp7, Ethernet7/1, 7)."""
     return re.sub(r"\s+", "", str(port if port is not None else "")).lower()
-
-
-def _index(value):
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 def expected_cabling(rails, hosts_vars, port_maps=None, groups=None, mode="auto"):
@@ -131,7 +121,7 @@ def expected_cabling(rails, hosts_vars, port_maps=None, groups=None, mode="auto"
     for host in sorted(hosts_vars or {}, key=natural_key):
         host_vars = hosts_vars[host] or {}
         raw = host_vars.get("rdma_rail_host_index")
-        index = _index(raw)
+        index = _int(raw)
         rows = {}
         for rail, rail_leaves in leaves.items():
             mapped = [leaf for leaf in rail_leaves if leaf in maps]
@@ -193,7 +183,7 @@ def _port_maps(port_maps, leaves, errors):
         ports = {}
         seen = {}
         for raw, port in mapping.items():
-            index = _index(raw)
+            index = _int(raw)
             if index is None:
                 errors.append(f"{where}: host index {raw!r} is not a non-negative integer")
                 continue
