@@ -34,11 +34,6 @@ options:
     description: The lldpcli command.
     type: str
     default: lldpcli
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
 """
 
 EXAMPLES = r"""
