@@ -31,8 +31,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
     partition_line,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.saquery import parse_saquery, pkeys
+from ibsim_fabric import UMAD2SIM, ibsim_running
 
-UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 NET = Path(__file__).resolve().parents[1] / "ibsim" / "spine-leaf-5hca.net"
 # Port GUIDs of Hca2-Hca4 (spine-leaf-5hca.net); Hca1 is the SM's own port.
 PRESENT = ["0x0002c90000001021", "0x0002c90000001031", "0x0002c90000001041"]
@@ -67,24 +67,8 @@ def one_line_rendering(record):
 
 @pytest.fixture(scope="module")
 def ibsim(tmp_path_factory):
-    sock = f"rdma-fabric-sm-{os.getpid()}"
-    workdir = tmp_path_factory.mktemp("ibsim")
-    env = dict(os.environ, IBSIM_SOCKNAME=sock)
-    with open(workdir / "ibsim.out", "w") as out:
-        proc = subprocess.Popen(
-            ["ibsim", "-s", "-n", str(NET)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    deadline = time.monotonic() + 20
-    while "Network simulator ready" not in (workdir / "ibsim.out").read_text():
-        assert proc.poll() is None and time.monotonic() < deadline, "ibsim did not start"
-        time.sleep(0.2)
-    yield env
-    proc.terminate()
-    proc.wait(timeout=10)
+    with ibsim_running(NET, tmp_path_factory.mktemp("ibsim"), "rdma-fabric-sm") as env:
+        yield env
 
 
 def run_opensm(env, workdir, conf_text):

@@ -24,6 +24,8 @@ inventory names each rail once, fabric-wide, in ``rdma_rails`` (group_vars/all.y
                                #   name of ib_subnet_manager_partitions, e.g.
                                #   [{partition: storage, subnet: 10.9.0.0/24}]
         table: 101             # policy-routing table of the rail (default 100 + position)
+        leaf: leaf-rail0       # optional: the rail's leaf switch, or leaf_group: GROUP
+                               #   (module_utils/cabling.py, rdma_verify's cabling check)
 
 and each host says where it sits, in host_vars or the inventory::
 
@@ -69,6 +71,8 @@ RAIL_KEYS = (
     "ipoib_mode",
     "pkeys",
     "table",
+    "leaf",
+    "leaf_group",
 )
 SELECTORS = ("device", "netdev", "pci")
 LINK_LAYERS = ("ethernet", "infiniband")

@@ -1,0 +1,32 @@
+# Copyright: rdma-fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filters of rdma_verify's cabling check (module_utils/cabling.py holds the logic).
+
+cabling_plan(rails, hostvars, hosts, port_maps, groups, mode) -> {host: {rail: leaf, port}}
+cabling_judge(health, plan, host, lldp, ib_text, node_guids) -> health with the check
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.rdma.fabric.plugins.module_utils import cabling
+
+
+def cabling_plan(rails, hostvars, hosts, port_maps=None, groups=None, mode="auto"):
+    try:
+        return cabling.plan_for_play(rails, hostvars, hosts, port_maps, groups, mode)
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc)) from exc
+
+
+def cabling_judge(health, plan, host, lldp=None, ib_text=None, node_guids=None):
+    try:
+        return cabling.judge_into_health(health, plan, host, lldp, ib_text, node_guids)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"cabling_judge: {exc}") from exc
+
+
+class FilterModule:
+    def filters(self):
+        return {"cabling_plan": cabling_plan, "cabling_judge": cabling_judge}

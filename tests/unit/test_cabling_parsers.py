@@ -1,0 +1,316 @@
+"""The cabling check's parsers, one per tool (module_utils/cabling.py), and the
+rail_neighbors_info module.
+
+Fixtures are written for these tests in the shape of the tools' published outputs:
+- lldpcli "json", "json0" and "keyvalue": lldpd's tests/integration/test_lldpcli.py (the
+  chassis keyed by SysName, the port id with its type; "json" writes one interface as an
+  object and several as a list of one-key objects; "json0" wraps every value in a list).
+- ibnetdiscover with spaces for tabs (how a copied capture often looks; the real tools'
+  tab form is exercised on ibsim in test_cabling_ibsim.py).
+- NVUE /interface: each swp's lldp.neighbor (Cumulus Linux 5 NVUE API reference);
+  SONiC APPL_DB LLDP_ENTRY_TABLE fields (sonic-buildimage docker-lldp lldp_syncd);
+  EOS `show lldp neighbors | json` (lldpNeighbors rows: port, neighborDevice,
+  neighborPort, ttl).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ansible_collections.rdma.fabric.plugins.module_utils.cabling import (
+    expected_cabling,
+    judge_host,
+    observed_from_lldp,
+    observed_from_switches,
+    parse_eos_lldp,
+    parse_ibnetdiscover,
+    parse_lldpcli_json,
+    parse_lldpcli_keyvalue,
+    parse_nvue_lldp,
+    parse_sonic_lldp,
+)
+from ansible_collections.rdma.fabric.plugins.modules import rail_neighbors_info
+
+
+def chassis(name):
+    return {
+        name: {
+            "id": {"type": "mac", "value": "1c:34:da:00:00:01"},
+            "descr": "Cumulus Linux version 5.9.1 running on Nvidia SN5600",
+            "mgmt-ip": "192.0.2.11",
+            "capability": [{"type": "Bridge", "enabled": True}],
+        }
+    }
+
+
+def iface(switch, port, kind="ifname"):
+    return {
+        "via": "LLDP",
+        "rid": "1",
+        "age": "0 day, 00:01:12",
+        "chassis": chassis(switch),
+        "port": {"id": {"type": kind, "value": port}, "descr": port, "ttl": "120"},
+    }
+
+
+def test_lldpcli_json_one_interface_is_an_object():
+    text = json.dumps({"lldp": {"interface": {"ens1f0np0": iface("leaf-rail0", "swp7")}}})
+    assert parse_lldpcli_json(text) == {
+        "ens1f0np0": [{"switch": "leaf-rail0", "port": "swp7", "port_descr": "swp7"}]
+    }
+
+
+def test_lldpcli_json_several_interfaces_are_a_list():
+    text = json.dumps(
+        {
+            "lldp": {
+                "interface": [
+                    {"ens1f0np0": iface("leaf-rail1", "swp7")},
+                    {"ens2f0np0": iface("leaf-rail0", "swp7")},
+                ]
+            }
+        }
+    )
+    got = parse_lldpcli_json(text)
+    assert got["ens1f0np0"][0]["switch"] == "leaf-rail1"
+    assert got["ens2f0np0"][0]["switch"] == "leaf-rail0"
+
+
+def test_lldpcli_json_mac_port_id_falls_back_to_the_port_description():
+    entry = iface("leaf-rail0", "1c:34:da:00:00:07", kind="mac")
+    entry["port"]["descr"] = "swp7"
+    got = parse_lldpcli_json({"lldp": {"interface": {"eth1": entry}}})
+    assert got["eth1"][0]["port"] == "swp7"
+
+
+def test_lldpcli_json0():
+    text = {
+        "lldp": [
+            {
+                "interface": [
+                    {
+                        "name": "eth1",
+                        "via": "LLDP",
+                        "chassis": [
+                            {
+                                "id": [{"type": "mac", "value": "00:00:00:00:00:02"}],
+                                "name": [{"value": "leaf-rail3"}],
+                            }
+                        ],
+                        "port": [
+                            {
+                                "id": [{"type": "ifname", "value": "swp7"}],
+                                "descr": [{"value": "to gpu-b07"}],
+                            }
+                        ],
+                    }
+                ]
+            }
+        ]
+    }
+    assert parse_lldpcli_json(text) == {
+        "eth1": [{"switch": "leaf-rail3", "port": "swp7", "port_descr": "to gpu-b07"}]
+    }
+
+
+def test_lldpcli_no_neighbour_is_empty():
+    assert parse_lldpcli_json('{"lldp": {}}') == {}
+    assert parse_lldpcli_json('{"lldp": {"interface": []}}') == {}
+
+
+def test_lldpcli_keyvalue():
+    text = "\n".join(
+        [
+            "lldp.eth1.via=LLDP",
+            "lldp.eth1.rid=1",
+            "lldp.eth1.age=0 day, 00:00:13",
+            "lldp.eth1.chassis.mac=00:00:00:00:00:02",
+            "lldp.eth1.chassis.name=leaf-rail2.dc1.example",
+            "lldp.eth1.port.ifname=swp9",
+            "lldp.eth1.port.descr=swp9",
+            "lldp.eth2.chassis.name=leaf-rail3",
+            "lldp.eth2.port.local=etp8",
+            "lldp.eth2.port.descr=Ethernet28",
+        ]
+    )
+    assert parse_lldpcli_keyvalue(text) == {
+        "eth1": [{"switch": "leaf-rail2.dc1.example", "port": "swp9", "port_descr": "swp9"}],
+        "eth2": [{"switch": "leaf-rail3", "port": "etp8", "port_descr": "Ethernet28"}],
+    }
+
+
+IBND_SPACES = """\
+#
+# Topology file: generated on Wed Jun 17 17:06:56 2026
+#
+vendid=0x2c9
+devid=0xd2f0
+sysimgguid=0xb8cef60300a1b200
+switchguid=0xb8cef60300a1b200(b8cef60300a1b200)
+Switch  65 "S-b8cef60300a1b200"          # "MF0;leaf-rail2:MQM9700/U1" enhanced port 0 lid 3 lmc 0
+[7]     "H-b8cef60300a1c000"[1](b8cef60300a1c000)                 # "gpu-b07 mlx5_3" lid 5 4xNDR
+
+vendid=0x2c9
+devid=0x1021
+sysimgguid=0xb8cef60300a1c000
+caguid=0xb8cef60300a1c000
+Ca      1 "H-b8cef60300a1c000"          # "gpu-b07 mlx5_3"
+[1](b8cef60300a1c000) "S-b8cef60300a1b200"[7] # lid 5 lmc 0 "MF0;leaf-rail2:MQM9700/U1" lid 3 4xNDR
+"""
+
+
+def test_ibnetdiscover_with_spaces_for_tabs():
+    assert parse_ibnetdiscover(IBND_SPACES) == [
+        {
+            "ca_guid": "0xb8cef60300a1c000",
+            "ca_desc": "gpu-b07 mlx5_3",
+            "ca_port": 1,
+            "port_guid": "0xb8cef60300a1c000",
+            "switch_guid": "0xb8cef60300a1b200",
+            "switch": "MF0;leaf-rail2:MQM9700/U1",
+            "port": 7,
+        }
+    ]
+
+
+NVUE = {
+    "swp7": {
+        "type": "swp",
+        "lldp": {
+            "neighbor": {
+                "gpu-b07": {
+                    "age": 412,
+                    "chassis": {"chassis-id": "b8:ce:f6:00:00:01", "system-name": "gpu-b07"},
+                    "port": {"name": "ens3f0np0", "description": "ens3f0np0", "ttl": 120},
+                }
+            }
+        },
+    },
+    "swp8": {"type": "swp", "lldp": {}},
+}
+SONIC = {
+    "LLDP_ENTRY_TABLE:Ethernet28": {
+        "lldp_rem_sys_name": "gpu-b07",
+        "lldp_rem_port_id_subtype": "5",
+        "lldp_rem_port_id": "ens2f0np0",
+        "lldp_rem_port_desc": "ens2f0np0",
+    }
+}
+EOS = {
+    "lldpNeighbors": [
+        {
+            "port": "Ethernet7/1",
+            "neighborDevice": "gpu-b07",
+            "neighborPort": "ens1f0np0",
+            "ttl": 120,
+        }
+    ]
+}
+
+
+def test_switch_side_reads():
+    assert parse_nvue_lldp("leaf-rail3", json.dumps(NVUE)) == {
+        "swp7": [{"host": "gpu-b07", "port": "ens3f0np0"}]
+    }
+    assert parse_sonic_lldp(json.dumps(SONIC)) == {
+        "Ethernet28": [{"host": "gpu-b07", "port": "ens2f0np0"}]
+    }
+    assert parse_eos_lldp(json.dumps(EOS)) == {
+        "Ethernet7/1": [{"host": "gpu-b07", "port": "ens1f0np0"}]
+    }
+
+
+RAILS = [
+    {"name": f"rail{i}", "device": f"mlx5_{i}", "subnet": f"10.{i}.0.0/24", "leaf": leaf}
+    for i, leaf in enumerate(["leaf-eos", "leaf-sonic", "leaf-nvue"])
+]
+HOST_RAILS = [
+    {"rail": f"rail{i}", "device": f"mlx5_{i}", "netdev": f"ens{i + 1}f0np0"} for i in range(3)
+]
+
+
+def test_switch_side_reads_judged_find_the_swap():
+    """The switches' tables: rail1's netdev sits on the NVUE leaf (rail2's), rail2's on
+    the SONiC leaf (rail1's)."""
+    plan, errors = expected_cabling(RAILS, {"gpu-b07": {}})
+    assert errors == []
+    reads = {
+        "leaf-eos": parse_eos_lldp(EOS),
+        "leaf-sonic": parse_sonic_lldp(
+            {
+                "LLDP_ENTRY_TABLE:Ethernet28": dict(
+                    SONIC["LLDP_ENTRY_TABLE:Ethernet28"], lldp_rem_port_id="ens3f0np0"
+                )
+            }
+        ),
+        "leaf-nvue": parse_nvue_lldp(
+            "leaf-nvue",
+            {
+                "swp7": {
+                    "lldp": {
+                        "neighbor": {
+                            "x": {
+                                "chassis": {"system-name": "gpu-b07"},
+                                "port": {"name": "ens2f0np0"},
+                            }
+                        }
+                    }
+                }
+            },
+        ),
+    }
+    observed = observed_from_switches(reads, HOST_RAILS, "gpu-b07")
+    result = judge_host("gpu-b07", plan["gpu-b07"], observed, HOST_RAILS)
+    failed = [c["detail"] for c in result["checks"] if not c["ok"]]
+    assert failed == [
+        "gpu-b07 rail1 (mlx5_1) reaches leaf-nvue swp7; the plan says leaf-sonic: "
+        "rails 1 and 2 look swapped"
+    ]
+
+
+def test_host_side_lldp_bound_to_rails():
+    neighbors = {"ens1f0np0": [{"switch": "leaf-eos", "port": "Ethernet7/1"}]}
+    observed = observed_from_lldp(neighbors, HOST_RAILS)
+    assert observed["rail0"] == [
+        {"switch": "leaf-eos", "port": "Ethernet7/1", "via": "LLDP (host)"}
+    ]
+    assert observed["rail1"] == []
+
+
+# ------------------------------------------------------ the module, on a stand-in lldpcli
+
+
+class Lldpcli:
+    """lldpcli answering from a JSON document in lldpd's json format; logs its argv."""
+
+    tool = "lldpcli"
+
+    def __init__(self, doc):
+        self.doc = doc
+        self.calls = []
+
+    def run(self, argv):
+        self.calls.append(list(argv))
+        return 0, json.dumps(self.doc), ""
+
+
+def test_rail_neighbors_info_reads_only_the_rail_netdevs(module_with_tool):
+    tool = Lldpcli({"lldp": {"interface": {"ens1f0np0": iface("leaf-rail0", "swp7")}}})
+    run = module_with_tool(rail_neighbors_info, tool)
+    result = run(check_mode=True, netdevs=["ens1f0np0", "ens2f0np0"])
+    assert tool.calls == [
+        ["/usr/bin/lldpcli", "-f", "json", "show", "neighbors", "ports", "ens1f0np0,ens2f0np0"]
+    ]
+    assert result["neighbors"] == {
+        "ens1f0np0": [{"switch": "leaf-rail0", "port": "swp7", "port_descr": "swp7"}],
+        "ens2f0np0": [],
+    }
+    assert result["problems"] == [] and result["changed"] is False
+
+
+def test_rail_neighbors_info_without_lldpd_says_so(module_with_tool):
+    tool = Lldpcli({})
+    tool.tool = ()
+    result = module_with_tool(rail_neighbors_info, tool)(netdevs=["eth1"])
+    assert result["problems"][0].startswith("lldpcli not found")
+    assert result["neighbors"] == {"eth1": []}

@@ -1,0 +1,184 @@
+"""rdma_verify's cabling check in a whole role run (issue 27 items 3 and 5).
+
+Three hosts, each this machine with its own sysfs tree (test_rdma_verify_role's
+build_host: two RoCE rails on netdevs ens0/ens1), the perftest stand-in, and the lldpcli
+stand-in (tests/standins/lldpcli.py, answering per RDMA_LLDP_HOST): lab3's two rail
+cables are swapped between the leaves. The check runs before any traffic, names one
+finding for lab3, lab3's tests are not run with that reason, the others run, and the
+report has a cabling table per leaf. A bad plan is refused before any test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from test_rdma_verify_role import STANDIN, build_host
+
+LLDPCLI = Path(__file__).resolve().parents[1] / "standins" / "lldpcli.py"
+
+PLAY = """\
+- name: rdma_verify with a cabling plan
+  hosts: rdma_hosts
+  gather_facts: false
+  environment:
+    RDMA_LLDP_HOST: "{{ inventory_hostname }}"
+  roles:
+    - role: rdma_verify
+"""
+
+
+def setup(tmp_path, lldp):
+    mapping = {}
+    inventory = ["[rdma_hosts]"]
+    for number in (1, 2, 3):
+        root = tmp_path / f"lab{number}"
+        build_host(root, number, {}, mapping)
+        inventory.append(
+            f"lab{number} ansible_connection=local rdma_verify_sysfs_root={root} "
+            f"rdma_rail_host_index={number}"
+        )
+    (tmp_path / "standin.json").write_text(json.dumps(mapping))
+    (tmp_path / "lldp.json").write_text(json.dumps(lldp))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, target in (("ib_write_bw", STANDIN), ("lldpcli", LLDPCLI)):
+        script = bin_dir / name
+        script.write_text(f'#!/bin/sh\nexec {sys.executable} {target} "$@"\n')
+        script.chmod(0o755)
+    (tmp_path / "hosts.ini").write_text("\n".join(inventory) + "\n")
+    (tmp_path / "verify.yml").write_text(PLAY)
+    return {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "RDMA_PERFTEST_STANDIN": str(tmp_path / "standin.json"),
+        "RDMA_LLDP_STANDIN": str(tmp_path / "lldp.json"),
+    }
+
+
+def extra(tmp_path, **more):
+    return {
+        "rdma_verify_report_dir": str(tmp_path / "reports"),
+        "rdma_verify_check_qos": False,
+        "rdma_verify_min_gbps": 0.005,
+        "rdma_verify_duration": 1,
+        "rdma_verify_listen_timeout": 10,
+        "rdma_verify_isolate": False,
+        "rdma_verify_cabling_wait": 0,
+        "rdma_rails": [
+            {"name": "rail0", "netdev": "ens0", "subnet": "127.10.0.0/24", "leaf": "leaf-rail0"},
+            {"name": "rail1", "netdev": "ens1", "subnet": "127.10.1.0/24", "leaf": "leaf-rail1"},
+        ],
+        "rdma_cabling_ports": {
+            "leaf-rail0": {1: "swp1", 2: "swp2", 3: "swp3"},
+            "leaf-rail1": {1: "swp1", 2: "swp2", 3: "swp3"},
+        },
+        **more,
+    }
+
+
+LLDP = {
+    "lab1": {"ens0": ["leaf-rail0", "swp1"], "ens1": ["leaf-rail1", "swp1"]},
+    "lab2": {"ens0": ["leaf-rail0", "swp2"], "ens1": ["leaf-rail1", "swp2"]},
+    # lab3's cables swapped: its rail0 netdev on leaf-rail1, its rail1 netdev on leaf-rail0.
+    "lab3": {"ens0": ["leaf-rail1", "swp3"], "ens1": ["leaf-rail0", "swp3"]},
+}
+
+
+def test_a_swapped_pair_is_one_finding_and_its_tests_are_not_run(run_playbook, tmp_path):
+    env = setup(tmp_path, LLDP)
+    proc = run_playbook(
+        "-i",
+        str(tmp_path / "hosts.ini"),
+        str(tmp_path / "verify.yml"),
+        "-e",
+        json.dumps(extra(tmp_path)),
+        env=env,
+        timeout=600,
+    )
+    output = proc.output
+    assert (tmp_path / "reports" / "latest").exists(), output[-6000:]
+    results = json.loads((tmp_path / "reports" / "latest" / "results.json").read_text())
+    cabling = [c for c in results["checks"] if c["check"] == "cabling"]
+    failed = [c for c in cabling if not c["ok"]]
+    assert [(c["host"], c["detail"]) for c in failed] == [
+        (
+            "lab3",
+            "lab3 rail0 (mlx5_30) reaches leaf-rail1 swp3; the plan says leaf-rail0: "
+            "rails 0 and 1 look swapped",
+        )
+    ], output[-4000:]
+    assert len(cabling) == 5  # lab1 and lab2: 2 each as planned, lab3: one finding
+    assert {c["detail"] for c in cabling if c["host"] == "lab1"} == {
+        "cabled to leaf-rail0 swp1 as planned",
+        "cabled to leaf-rail1 swp1 as planned",
+    }
+    lab3 = [p for p in results["pairs"] if "lab3" in (p["server"], p["client"])]
+    assert lab3 and all("cabling: rails 0 and 1 look swapped" in (p["error"] or "") for p in lab3)
+    # lab1-lab2 ran on both rails (passed, or flaky under a loaded machine).
+    others = [
+        p
+        for p in results["pairs"]
+        if "lab3" not in (p["server"], p["client"]) and p["phase"] == "main"
+    ]
+    assert len(others) == 2 and all(p["outcome"] in ("passed", "flaky") for p in others), others
+    markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
+    assert "## Cabling" in markdown and "### leaf-rail0" in markdown
+    assert "| swp3 | lab3 | rail0 | mlx5_30 | ens0 | leaf-rail1 swp3 | SWAPPED:" in markdown
+    assert "| swp1 | lab1 | rail0 | mlx5_10 | ens0 | leaf-rail0 swp1 | ok:" in markdown
+    assert proc.returncode == 2
+
+
+def test_a_bad_port_map_is_refused_before_any_test(run_playbook, tmp_path):
+    env = setup(tmp_path, LLDP)
+    bad = extra(tmp_path, rdma_cabling_ports={"leaf-rail0": {1: "swp1", 2: "swp1", 3: "swp3"}})
+    proc = run_playbook(
+        "-i",
+        str(tmp_path / "hosts.ini"),
+        str(tmp_path / "verify.yml"),
+        "-e",
+        json.dumps(bad),
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.output
+    assert "rdma_cabling_ports.leaf-rail0: port swp1 is mapped twice" in proc.output
+    assert "Plan this host's tests" not in proc.output
+    assert not (tmp_path / "reports").exists()
+
+
+def test_preflight_refuses_a_bad_cabling_plan_before_any_host(run_cli, tmp_path):
+    """site.yml's first play (playbooks/preflight.yml) runs the same plan check on the
+    controller: a host index missing from a leaf's port map stops the run there."""
+    import yaml
+    from role_play import playbook_json
+
+    inv = tmp_path / "inventory"
+    (inv / "group_vars").mkdir(parents=True)
+    hosts = {
+        f"gpu-0{i}": {"ansible_connection": "local", "rdma_rail_host_index": i} for i in (1, 2)
+    }
+    (inv / "hosts.yml").write_text(
+        yaml.safe_dump({"all": {"children": {"rdma_hosts": {"hosts": hosts}}}})
+    )
+    (inv / "group_vars" / "all.yml").write_text(
+        yaml.safe_dump(
+            {
+                "rdma_rails": [
+                    {
+                        "name": "rail0",
+                        "device": "mlx5_0",
+                        "subnet": "10.0.0.0/24",
+                        "leaf": "leaf-rail0",
+                    },
+                ],
+                "rdma_cabling_ports": {"leaf-rail0": {1: "swp1"}},
+            }
+        )
+    )
+    proc, doc = playbook_json(run_cli, "-i", str(inv), "rdma.fabric.preflight")
+    assert proc.returncode != 0, proc.stdout
+    out = proc.stdout + proc.stderr
+    assert "gpu-02: rdma_rail_host_index 2 is missing from rdma_cabling_ports.leaf-rail0" in out
+    assert "gpu-01" not in doc["stats"]
