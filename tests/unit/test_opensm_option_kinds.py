@@ -152,3 +152,22 @@ def test_the_real_opensm_keeps_what_is_accepted_and_changes_what_is_refused(tmp_
             if kept != accepted:
                 disagreements.append((key, value, written.get(key), accepted))
     assert disagreements == []
+
+
+def test_sa_key_is_a_role_variable_for_every_mode():
+    # The P_Key check asks the SA with sa_key; in external mode this host's
+    # extra_options describe no SM at all, so the subnet's key is a variable of its own.
+    errors = option_errors({"sa_key": "0x2"}, "3.3.23")
+    assert errors == [
+        "ib_subnet_manager_extra_options.sa_key is written by the role: "
+        "set ib_subnet_manager_sa_key instead"
+    ]
+    from pathlib import Path
+
+    role = Path(__file__).resolve().parents[2] / (
+        "collections/ansible_collections/rdma/fabric/roles/ib_subnet_manager"
+    )
+    vars_text = (role / "vars/main.yml").read_text()
+    line = next(x for x in vars_text.splitlines() if x.startswith("__ib_subnet_manager_sa_key:"))
+    assert "ib_subnet_manager_sa_key" in line.split(":", 1)[1]
+    assert "extra_options" not in line

@@ -193,7 +193,7 @@ def test_ndr_warning(version, rates, warned):
         ({"max_wire_smps": "many"}, "max_wire_smps must be an integer 0-4294967295"),
         ({"console_port": 70000}, "console_port must be an integer 0-65535"),
         ({"qos_ca_max_vls": -1}, "qos_ca_max_vls must be an integer 0-4294967295"),
-        ({"sa_key": "0x1ffffffffffffffff"}, "sa_key must be an integer 0-18446744073709551615"),
+        ({"cc_key": "0x1ffffffffffffffff"}, "cc_key must be an integer 0-18446744073709551615"),
         ({"transaction_timeout": True}, "transaction_timeout must be an integer"),
         # QoS tables of the other port classes.
         ({"qos_ca_sl2vl": "0,1,2"}, "qos_ca_sl2vl must be 16 comma-separated VLs 0-15"),
@@ -214,7 +214,7 @@ def test_option_errors_refuse_what_opensm_would_misread(options, message):
     "options",
     [
         {"force_log_flush": "TRUE", "sweep_on_trap": "FALSE", "qos_ca_high_limit": -1},
-        {"force_log_flush": True, "sm_sl": 3, "sa_key": "0x00000000000000aa"},
+        {"force_log_flush": True, "sm_sl": 3, "cc_key": "0x00000000000000aa"},
         {"max_wire_smps": "0x20", "transaction_timeout": "200", "log_flags": 3},
         {"qos_ca_sl2vl": ",".join(["0"] * 16), "qos_ca_vlarb_high": "0:64,1:64"},
         {"perfmgr_db_file": "/var/log/opensm-db.dump", "max_rate_enum": 22},

@@ -204,6 +204,7 @@ IB_FILTERS = [
     "opensm_conf",
     "opensm_restart_keys",
     "opensm_partition_errors",
+    "opensm_guid_errors",
     "opensm_partitions",
     "opensm_partition_line",
     "opensm_expected_pkeys",

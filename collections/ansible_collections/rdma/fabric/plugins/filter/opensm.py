@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
     expected_pkeys,
+    guid_errors,
     normalize_partitions,
     parse_opensm_conf,
     partition_errors,
@@ -28,6 +29,7 @@ class FilterModule:
             "opensm_conf": parse_opensm_conf,
             "opensm_restart_keys": restart_keys,
             "opensm_partition_errors": partition_errors,
+            "opensm_guid_errors": guid_errors,
             "opensm_partitions": normalize_partitions,
             "opensm_partition_line": partition_line,
             "opensm_expected_pkeys": expected_pkeys,

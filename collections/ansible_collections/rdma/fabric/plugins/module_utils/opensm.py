@@ -76,8 +76,12 @@ def _member(entry):
     """A member as given (str 'GUID=full' / 'ALL', or dict guid/membership) -> dict."""
     if isinstance(entry, dict):
         who, membership = entry.get("guid"), entry.get("membership")
+    elif isinstance(entry, int) and not isinstance(entry, bool):
+        return entry, None
     else:
         who, _sep, membership = str(entry).partition("=")
+    if isinstance(who, int) and not isinstance(who, bool):
+        return who, (str(membership).strip().lower() or None) if membership else None
     who = str(who).strip() if who is not None else ""
     membership = (str(membership).strip().lower() or None) if membership else None
     return who, membership
@@ -98,6 +102,13 @@ RESERVED_GUIDS = {
 }
 
 
+# An unquoted GUID with a leading 0 and no 8 or 9 (0002100000001003) is an octal
+# integer to YAML 1.1: it arrives as a number below 2**40. No EUI-64 port GUID is that
+# small (its top 24 bits are the vendor's OUI, 0x0002c9 for Mellanox), so such an
+# integer is refused; quoted, the text is read by the rules above.
+_OUI_FLOOR = 1 << 40
+
+
 def member_guid(who):
     """A member's GUID as OpenSM reads it, in the ibstat spelling; None if not a GUID."""
     if isinstance(who, int) and not isinstance(who, bool):
@@ -111,10 +122,15 @@ def member_guid(who):
     return normalize_guid(text)
 
 
+# Root and CN GUID files are read with strtoull(p, &e, 0) too (complib/cl_nodenamemap.c
+# parse_node_map_wrap): every GUID the inventory gives follows the member rules.
+inventory_guid = member_guid
+
+
 def _member_guid_error(who):
     """Why `who` is no usable member GUID (None when it is one)."""
     text = str(who).strip().lower()
-    if _LEADING_ZERO_DIGITS_RE.match(text):
+    if _LEADING_ZERO_DIGITS_RE.match(text) and not isinstance(who, int):
         return (
             f"member {who!r} is ambiguous: OpenSM reads digits with a leading 0 as octal, "
             "ibstat prints hex; write it 0x-prefixed"
@@ -125,11 +141,29 @@ def _member_guid_error(who):
     reserved = RESERVED_GUIDS.get(int(guid, 16))
     if reserved:
         return f"member {who!r} is {reserved}"
+    if isinstance(who, int) and not isinstance(who, bool) and who < _OUI_FLOOR:
+        return (
+            f"member {who!r} is a YAML integer below 2**40, which no port GUID is (an "
+            f"unquoted GUID with a leading 0 is octal to YAML, here 0o{who:o}): quote it"
+        )
     return None
 
 
-def partition_errors(partitions, version=None):
+def guid_errors(guids, variable):
+    """Messages for GUIDs of an inventory list (root/CN GUIDs, a port GUID), named by variable."""
+    errors = []
+    for guid in guids or []:
+        problem = _member_guid_error(guid)
+        if problem:
+            errors.append(f"{variable}: {problem.removeprefix('member ')}")
+    return errors
+
+
+def partition_errors(partitions, version=None, qos=None, allow_both_pkeys=None):
     """Messages for each bad partition; [] when every one is good.
+
+    With `qos` False a partition sl other than 0 is refused (OpenSM overrides it to 0);
+    with `allow_both_pkeys` False the membership both is (OpenSM makes it full only).
 
     The highest rate is IB_MAX_RATE of the OpenSM `version` (opensm_options.max_rate).
     """
@@ -171,11 +205,22 @@ def partition_errors(partitions, version=None):
                 errors.append(f"{where}: {key} must be one of {', '.join(MEMBERSHIPS)}")
         for key, low, high in (("mtu", 1, 5), ("rate", 2, max_rate(version)), ("sl", 0, 15)):
             value = part.get(key)
-            if value is not None and (not isinstance(value, int) or not low <= value <= high):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high
+            ):
                 limit = f" (IB_MAX_RATE of OpenSM {version or 'upstream'})" if key == "rate" else ""
                 errors.append(
                     f"{where}: {key} must be an integer {low}-{high}{limit}; got {value!r}"
                 )
+        if qos is False and isinstance(part.get("sl"), int) and part["sl"] not in (0, False):
+            errors.append(
+                f"{where}: sl {part['sl']} needs ib_subnet_manager_qos: true (without QoS "
+                "OpenSM overrides a partition's SL to 0)"
+            )
+        both = "membership both is full only unless ib_subnet_manager_extra_options sets "
+        both += "allow_both_pkeys: true (OpenSM adds the limited P_Key only then)"
+        if allow_both_pkeys is False and str(part.get("defmember") or "").lower() == "both":
+            errors.append(f"{where}: defmember both: {both}")
         members = part.get("members")
         if not isinstance(members, list) or not members:
             errors.append(f"{where}: members must be a non-empty list")
@@ -189,6 +234,8 @@ def partition_errors(partitions, version=None):
                 errors.append(
                     f"{where}: membership of {who} must be one of {', '.join(MEMBERSHIPS)}"
                 )
+            elif membership == "both" and allow_both_pkeys is False:
+                errors.append(f"{where}: member {who}: {both}")
     if isinstance(partitions, list) and not errors and DEFAULT_PKEY not in seen_pkeys:
         errors.append(
             "ib_subnet_manager_partitions has no default partition (pkey 0x7fff), "

@@ -383,6 +383,7 @@ MANAGED_KEYS = {
     "guid": "ib_subnet_manager_port_guid",
     "sm_priority": "ib_subnet_manager_priority",
     "sm_key": "ib_subnet_manager_sm_key",
+    "sa_key": "ib_subnet_manager_sa_key",
     "lmc": "ib_subnet_manager_lmc",
     "sweep_interval": "ib_subnet_manager_sweep_interval",
     "routing_engine": "ib_subnet_manager_routing_engines",
