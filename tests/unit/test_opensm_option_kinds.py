@@ -19,6 +19,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils.opensm_options import 
     option_errors,
     option_parser,
     option_table,
+    routing_engine_errors,
+    routing_engines,
 )
 
 
@@ -171,3 +173,21 @@ def test_sa_key_is_a_role_variable_for_every_mode():
     line = next(x for x in vars_text.splitlines() if x.startswith("__ib_subnet_manager_sa_key:"))
     assert "ib_subnet_manager_sa_key" in line.split(":", 1)[1]
     assert "extra_options" not in line
+
+
+DOCA_OPENSM = "5.21.0.MLNX20241126.2ab8e7a6-0.1.2412"
+
+
+@pytest.mark.parametrize("engines", [["ar_updn"], ["ar_ftree", "updn"], ["pqft"], ["dfp2"]])
+def test_nvidia_engines_for_nvidias_opensm_only(engines):
+    # NVIDIA's OpenSM (DOCA/MLNX_OFED 5.x) defaults to ar_updn (MLNXSM release notes
+    # v5.10: "Changed the default routing engine to be ar_updn instead of minhop").
+    assert routing_engine_errors(engines, version=DOCA_OPENSM) == []
+    assert routing_engine_errors(engines, version="5") == []  # doca source, not installed yet
+    assert routing_engine_errors(engines, version="3.3.23-2+b1") != []
+
+
+def test_engine_lists_are_data_per_source():
+    assert "ar_updn" in routing_engines(DOCA_OPENSM)
+    assert "ar_updn" not in routing_engines("3.3.24")
+    assert set(routing_engines("3.3.23")) <= set(routing_engines(DOCA_OPENSM))

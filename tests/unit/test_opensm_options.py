@@ -127,8 +127,8 @@ def test_good_engine_chains(engines):
 @pytest.mark.parametrize(
     ("engines", "message"),
     [
-        (["fat-tree"], "ib_subnet_manager_routing_engines: 'fat-tree' is not an OpenSM"),
-        (["updn,ar_updn"], "'ar_updn' is not an OpenSM routing engine"),
+        (["fat-tree"], "ib_subnet_manager_routing_engines: 'fat-tree' is not a routing engine"),
+        (["updn,ar_updn"], "'ar_updn' is not a routing engine of OpenSM upstream"),
         (["UPDN"], "'UPDN' is not"),
         (["updn fat-tree"], "'fat-tree' is not"),
         (["no_fallback"], "no_fallback needs a routing engine before it"),

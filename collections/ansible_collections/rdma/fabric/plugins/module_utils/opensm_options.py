@@ -226,8 +226,9 @@ def is_upstream(version):
 
     NVIDIA's OpenSM (DOCA/MLNX_OFED, 5.x) has more keys than upstream's table.
     """
-    parsed = parse_version(version) if version else None
-    return parsed is None or parsed[0] < 5
+    # The major alone counts: "5" is how the role judges DOCA's OpenSM before installing it.
+    major = re.match(r"^(?:\d+:)?(\d+)", str(version or "").strip())
+    return major is None or int(major[1]) < 5
 
 
 def _known(version):
@@ -275,16 +276,31 @@ def unknown_options(keys, version=None):
     return sorted(str(key) for key in keys if str(key) not in table)
 
 
-def routing_engine_errors(engines, variable="ib_subnet_manager_routing_engines"):
+# NVIDIA's OpenSM (DOCA/MLNX_OFED, 5.x) has upstream's engines and its own: ar_updn (its
+# default since MLNXSM 5.10, "Changed the default routing engine to be ar_updn instead of
+# minhop", release notes v5.10.0), ar_ftree (adaptive routing, FACTS.md), pqft (quasi
+# fat-tree, UFM Enterprise User Manual "Network Management"), dfp and dfp2 (Dragonfly+,
+# MLNXSM release notes v5.13/v5.14). {source: engines}; upstream per tag is
+# static_routing_modules[] (the same at 3.3.23 and 3.3.24).
+NVIDIA_ROUTING_ENGINES = ("ar_updn", "ar_ftree", "pqft", "dfp", "dfp2")
+
+
+def routing_engines(version=None):
+    """The engine names the OpenSM `version` knows (NVIDIA's 5.x: upstream's and its own)."""
+    return ROUTING_ENGINES + (() if is_upstream(version) else NVIDIA_ROUTING_ENGINES)
+
+
+def routing_engine_errors(engines, variable="ib_subnet_manager_routing_engines", version=None):
     """Messages for a routing engine chain (a list; entries may be comma-separated)."""
+    known = routing_engines(version)
     # OpenSM splits routing_engine on ", \t\n" (osm_opensm.c, strtok_r): "updn ftree"
     # is the chain updn, ftree.
     names = [n for entry in engines or [] for n in re.split(r"[,\s]+", str(entry)) if n]
     errors = [
-        f"{variable}: {name!r} is not an OpenSM routing engine; "
-        f"known: {', '.join(ROUTING_ENGINES)} (and {NO_FALLBACK})"
+        f"{variable}: {name!r} is not a routing engine of OpenSM {version or 'upstream'}; "
+        f"known: {', '.join(known)} (and {NO_FALLBACK})"
         for name in names
-        if name not in ROUTING_ENGINES and name != NO_FALLBACK
+        if name not in known and name != NO_FALLBACK
     ]
     if names and all(name == NO_FALLBACK for name in names):
         errors.append(f"{variable}: {NO_FALLBACK} needs a routing engine before it")
@@ -506,5 +522,5 @@ def option_errors(options, version=None, variable="ib_subnet_manager_extra_optio
             if problem:
                 errors.append(f"{where} {problem}; got {value!r}")
         elif key == "routing_engine":
-            errors.extend(routing_engine_errors([value], where))
+            errors.extend(routing_engine_errors([value], where, version))
     return errors
