@@ -151,6 +151,39 @@ def test_duplicate_priority_with_ufm(run_play):
     assert "duplicate priority 14 on sm-b and ufm-1" in errors
 
 
+# One subnet per rail (multi-plane): each plane elects its own master, so priorities
+# repeat across planes; ib_subnet_manager_subnet names the plane.
+def test_planes_reuse_priorities(run_play):
+    planes = {
+        "sm-a": {"ib_subnet_manager_subnet": "plane0"},
+        "sm-b": {"ib_subnet_manager_subnet": "plane1"},
+    }
+    outside = {
+        "sm-c": {
+            "ib_subnet_manager_mode": "opensm",
+            "ib_subnet_manager_subnet": "plane1",
+            "ib_subnet_manager_priority": 15,
+        }
+    }
+    proc, output = run_play({"ib_subnet_manager_priority": 15}, planes, outside=outside)
+    assert proc.returncode == 0, output
+    assert f"{ROLE} : Refuse two SMs with one priority" in tasks_run(proc)
+
+
+def test_duplicate_priority_within_a_plane(run_play):
+    planes = {"sm-a": {"ib_subnet_manager_subnet": "plane0"}}
+    outside = {
+        "sm-c": {
+            "ib_subnet_manager_mode": "opensm",
+            "ib_subnet_manager_subnet": "plane0",
+            "ib_subnet_manager_priority": 15,
+        }
+    }
+    proc, output = run_play({}, planes, outside=outside)
+    errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
+    assert "duplicate priority 15 on sm-a and sm-c" in errors and "subnet plane0" in errors
+
+
 def test_managed_key_in_extra_options(run_play):
     proc, output = run_play(
         {"ib_subnet_manager_extra_options": {"sm_priority": "20", "force_log_flush": "yes"}}
@@ -174,7 +207,7 @@ def test_explicit_priority_clashing_with_inventory_order(run_play):
 def test_unknown_routing_engine(run_play, engine):
     proc, output = run_play({"ib_subnet_manager_routing_engines": ["minhop", engine]})
     errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_routing_engines")
-    assert f"ib_subnet_manager_routing_engines: '{engine}' is not an OpenSM routing" in errors
+    assert f"ib_subnet_manager_routing_engines: '{engine}' is not a routing engine of" in errors
     assert "dfsssp" in errors and "no_fallback" in errors and "on sm-a" in errors
 
 
@@ -224,7 +257,7 @@ def test_unknown_extra_option(run_play):
 def test_bad_root_guid(run_play):
     proc, output = run_play({**UPDN_WITH_ROOT, "ib_subnet_manager_root_guids": ["spine-01"]})
     errors = assert_failed_in_validation(proc, output, "Validate the GUIDs and the SM_Key")
-    assert "ib_subnet_manager_root_guids: spine-01" in errors
+    assert "ib_subnet_manager_root_guids: 'spine-01' is not a GUID" in errors
 
 
 def test_unknown_mode(run_play):

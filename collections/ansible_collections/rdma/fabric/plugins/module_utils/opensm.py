@@ -154,6 +154,8 @@ def guid_errors(guids, variable):
     errors = []
     for guid in guids or []:
         problem = _member_guid_error(guid)
+        if problem and " is not a port GUID nor one of " in problem:
+            problem = f"{guid!r} is not a GUID (0x and up to 16 hex digits, or decimal digits)"
         if problem:
             errors.append(f"{variable}: {problem.removeprefix('member ')}")
     return errors
