@@ -16,6 +16,7 @@ import subprocess
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.opensm import parse_opensm_conf
 from ansible_collections.rdma.fabric.plugins.module_utils.opensm_options import (
+    input_files,
     option_errors,
     option_parser,
     option_table,
@@ -191,3 +192,30 @@ def test_engine_lists_are_data_per_source():
     assert "ar_updn" in routing_engines(DOCA_OPENSM)
     assert "ar_updn" not in routing_engines("3.3.24")
     assert set(routing_engines("3.3.23")) <= set(routing_engines(DOCA_OPENSM))
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["qos_policy_file", "guid_routing_order_file", "node_name_map_name", "torus_config"],
+)
+def test_input_files_must_be_absolute(key):
+    # OpenSM opens them as given; under systemd the working directory is /.
+    errors = option_errors({key: "conf/x.conf"}, "3.3.23")
+    assert errors == [
+        f"ib_subnet_manager_extra_options.{key} must be an absolute path "
+        "(a file OpenSM reads); got 'conf/x.conf'"
+    ]
+    assert option_errors({key: "/etc/opensm/x.conf"}, "3.3.23") == []
+    assert option_errors({key: "(null)"}, "3.3.23") == []
+
+
+def test_input_files_are_listed_for_the_host_check():
+    options = {
+        "qos_policy_file": "/etc/opensm/qos-policy.conf",
+        "io_guid_file": "(null)",
+        "force_log_flush": True,
+        # Files OpenSM writes need not exist.
+        "event_db_dump_file": "/var/log/opensm-db.dump",
+        "dump_files_dir": "/var/log/opensm",
+    }
+    assert input_files(options) == {"qos_policy_file": "/etc/opensm/qos-policy.conf"}

@@ -210,6 +210,7 @@ IB_FILTERS = [
     "opensm_expected_pkeys",
     "opensm_unknown_options",
     "opensm_option_errors",
+    "opensm_input_files",
     "opensm_routing_engine_errors",
     "ib_sm_port_problems",
     "opensm_fabric_warnings",

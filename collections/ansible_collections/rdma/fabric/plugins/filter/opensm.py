@@ -17,6 +17,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.opensm_options import (
     fabric_warnings,
+    input_files,
     option_errors,
     routing_engine_errors,
     unknown_options,
@@ -35,6 +36,7 @@ class FilterModule:
             "opensm_expected_pkeys": expected_pkeys,
             "opensm_unknown_options": unknown_options,
             "opensm_option_errors": option_errors,
+            "opensm_input_files": input_files,
             "opensm_routing_engine_errors": routing_engine_errors,
             "opensm_fabric_warnings": fabric_warnings,
             "opensm_service_layout": service_layout,

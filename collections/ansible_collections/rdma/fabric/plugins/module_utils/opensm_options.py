@@ -382,6 +382,41 @@ TEXT_WORDS = {
     "part_enforce": ("both", "in", "out", "off"),
     "console": ("off", "local", "loopback"),
 }
+# charp keys naming files OpenSM reads (opensm(8): -M/-U/-S/-X/-m/-G "the file from where
+# ... will be loaded", the QoS policy, port profile/ordering files, the node name map,
+# prefix routes, per-module logging, torus-2QoS.conf); the role's own (partition,
+# root/CN GUID files) are written by it. OpenSM opens them as given, from / under systemd.
+# Files OpenSM writes (log_file, dump_files_dir, event_db_dump_file) are not listed.
+INPUT_FILE_KEYS = (
+    "port_prof_ignore_file",
+    "hop_weights_file",
+    "dimn_ports_file",
+    "port_search_ordering_file",
+    "qos_policy_file",
+    "lid_matrix_dump_file",
+    "lfts_file",
+    "io_guid_file",
+    "ids_guid_file",
+    "guid_routing_order_file",
+    "sa_db_file",
+    "torus_config",
+    "node_name_map_name",
+    "prefix_routes_file",
+    "per_module_logging_file",
+)
+# "(null)" is opts_parse_charp's spelling of no file.
+NO_FILE = "(null)"
+
+
+def input_files(options):
+    """{key: path} of the options naming a file OpenSM reads (set, not "(null)")."""
+    return {
+        str(key): str(value)
+        for key, value in (options or {}).items()
+        if str(key) in INPUT_FILE_KEYS and value is not None and str(value) != NO_FILE
+    }
+
+
 # osm_subn_parse_conf_file reads opensm.conf with fgets(line, 1023): a line (with its
 # newline) over 1,022 bytes is cut, its rest read as a line of its own.
 CONF_LINE_MAX = 1022
@@ -487,6 +522,10 @@ def option_errors(options, version=None, variable="ib_subnet_manager_extra_optio
             errors.append(
                 f"{where} makes a line of {line:,} bytes in opensm.conf; OpenSM reads "
                 f"{CONF_LINE_MAX:,} at most (fgets) and takes the rest for another line"
+            )
+        elif key in INPUT_FILE_KEYS and str(value) != NO_FILE and not str(value).startswith("/"):
+            errors.append(
+                f"{where} must be an absolute path (a file OpenSM reads); got {value!r}"
             )
         elif parser == "boolean":
             if not isinstance(value, bool) and str(value) not in ("TRUE", "FALSE"):
