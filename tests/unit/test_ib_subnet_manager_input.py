@@ -249,9 +249,7 @@ def test_doca_source_judges_rates_by_docas_opensm(run_play):
 def test_missing_option_file_on_the_host(run_play):
     extra = {"qos_policy_file": "/nonexistent/rdma-fabric-qos.conf", "torus_config": "/etc/passwd"}
     proc, output = run_play({"ib_subnet_manager_extra_options": extra})
-    errors = assert_failed_in_validation(
-        proc, output, "Refuse option files missing on the host"
-    )
+    errors = assert_failed_in_validation(proc, output, "Refuse option files missing on the host")
     assert "ib_subnet_manager_extra_options.qos_policy_file" in errors
     assert "/nonexistent/rdma-fabric-qos.conf" in errors and "on sm-a" in errors
     assert "torus_config" not in errors

@@ -524,9 +524,7 @@ def option_errors(options, version=None, variable="ib_subnet_manager_extra_optio
                 f"{CONF_LINE_MAX:,} at most (fgets) and takes the rest for another line"
             )
         elif key in INPUT_FILE_KEYS and str(value) != NO_FILE and not str(value).startswith("/"):
-            errors.append(
-                f"{where} must be an absolute path (a file OpenSM reads); got {value!r}"
-            )
+            errors.append(f"{where} must be an absolute path (a file OpenSM reads); got {value!r}")
         elif parser == "boolean":
             if not isinstance(value, bool) and str(value) not in ("TRUE", "FALSE"):
                 errors.append(
