@@ -359,3 +359,86 @@ def service_layout(unit_files_text):
     if "opensmd.service" in units:
         return "opensmd"
     return "unknown"
+
+
+# Several OpenSM instances on one host, one per port, for ports on different subnets
+# (one subnet per rail). Debian's opensm@<GUID>.service runs one OpenSM per port GUID;
+# each instance needs its own opensm.conf, partitions.conf, log and cache: OpenSM keeps
+# guid2lid and its SA dump under OSM_CACHE_DIR (osm_db_files.c, default
+# /var/cache/opensm), which two instances must not share.
+def port_instance_errors(ports, version=None, variable="ib_subnet_manager_ports"):
+    """Messages for a list of {port_guid, subnet, priority, partitions}; [] when good."""
+    errors = []
+    if not isinstance(ports, list):
+        return [f"{variable} must be a list of ports (port_guid, subnet, priority, partitions)"]
+    guids, subnets = {}, {}
+    for index, port in enumerate(ports):
+        where = f"{variable}[{index}]"
+        if not isinstance(port, dict):
+            errors.append(f"{where} must be a mapping with port_guid, subnet, priority")
+            continue
+        bad = guid_errors([port.get("port_guid")], "port_guid")
+        errors.extend(f"{where}: {problem}" for problem in bad)
+        guid = None if bad else inventory_guid(port.get("port_guid"))
+        if guid in guids:
+            errors.append(f"{where}: port {guid} is listed twice (ports[{guids[guid]}])")
+        elif guid:
+            guids[guid] = index
+        subnet = port.get("subnet")
+        if not isinstance(subnet, str) or not subnet:
+            errors.append(f"{where}: subnet must be named (one instance per subnet and host)")
+        elif subnet in subnets:
+            errors.append(
+                f"{where}: subnet {subnet} has an instance already (ports[{subnets[subnet]}]): "
+                "two SMs of one host on one subnet only compete"
+            )
+        else:
+            subnets[subnet] = index
+        priority = port.get("priority")
+        if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 15:
+            errors.append(f"{where}: priority must be 0-15; got {priority!r}")
+        if port.get("partitions") is not None:
+            label = f"{where} ({guid or port.get('port_guid')})"
+            errors.extend(
+                f"{label}: {problem}" for problem in partition_errors(port["partitions"], version)
+            )
+    return errors
+
+
+def port_instances(ports, conf_dir="/etc/opensm", ipoib_mtu=None, partitions=None):
+    """Good ports (see port_instance_errors) -> one record per OpenSM instance.
+
+    A port without partitions gets `partitions` (the host's ib_subnet_manager_partitions).
+    """
+    out = []
+    for port in ports or []:
+        guid = inventory_guid(port["port_guid"])
+        parts = port.get("partitions")
+        out.append(
+            {
+                "port_guid": guid,
+                "subnet": port["subnet"],
+                "priority": int(port["priority"]),
+                "unit": f"opensm@{guid}.service",
+                "conf_file": f"{conf_dir}/opensm-{guid}.conf",
+                "partitions_file": f"{conf_dir}/partitions-{guid}.conf",
+                "log_file": f"/var/log/opensm-{guid}.log",
+                "cache_dir": f"/var/cache/opensm/{guid}",
+                "partitions": normalize_partitions(
+                    parts if parts is not None else partitions, ipoib_mtu
+                ),
+            }
+        )
+    return out
+
+
+def instance_options(instance, options):
+    """opensm.conf of one instance: the host's `options` with the instance's own keys."""
+    return {
+        **(options or {}),
+        "guid": instance["port_guid"],
+        "sm_priority": str(instance["priority"]),
+        "partition_config_file": instance["partitions_file"],
+        "log_file": instance["log_file"],
+        "dump_files_dir": instance["cache_dir"],
+    }
