@@ -80,7 +80,7 @@ def test_inventory_guids_read_one_way(given, guid):
         ("0002100000001003", "is ambiguous: OpenSM reads digits with a leading 0 as octal"),
         (0o0002100000001003, "is a YAML integer below 2**40"),
         ("0x0", "GUID 0"),
-        ("zz", "is not a port GUID"),
+        ("zz", "'zz' is not a GUID"),
     ],
 )
 def test_bad_inventory_guids_are_named(given, message):

@@ -157,7 +157,8 @@ def guid_errors(guids, variable):
         if problem and " is not a port GUID nor one of " in problem:
             problem = f"{guid!r} is not a GUID (0x and up to 16 hex digits, or decimal digits)"
         if problem:
-            errors.append(f"{variable}: {problem.removeprefix('member ')}")
+            text = problem[len("member ") :] if problem.startswith("member ") else problem
+            errors.append(f"{variable}: {text}")
     return errors
 
 

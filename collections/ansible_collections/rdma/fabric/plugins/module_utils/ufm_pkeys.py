@@ -102,7 +102,7 @@ def _qos(entry):
     qos = {}
     for field in QOS_DEFAULTS:
         value = entry.get(field)
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
             qos[field] = float(value) if field == "rate_limit" else int(value)
     return qos
 
