@@ -290,3 +290,35 @@ def test_good_input_passes_validation(run_play):
     assert proc.returncode == 0, output
     assert f"{ROLE} : Validate ib_subnet_manager_partitions" in tasks_run(proc)
     assert (recap(proc, "sm-a")["failed"], recap(proc, "sm-a")["changed"]) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("ports", "message"),
+    [
+        pytest.param(
+            [
+                {"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 15},
+                {"port_guid": "0x0002C90000001003", "subnet": "plane1", "priority": 15},
+            ],
+            "ib_subnet_manager_ports[1]: port 0x0002c90000001003 is listed twice (ports[0])",
+            id="same-guid-twice",
+        ),
+        pytest.param(
+            [
+                {"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 15},
+                {"port_guid": "0x0002c90000002003", "subnet": "plane0", "priority": 14},
+            ],
+            "ib_subnet_manager_ports[1]: subnet plane0 has an instance already (ports[0])",
+            id="two-ports-one-subnet",
+        ),
+        pytest.param(
+            [{"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 16}],
+            "ib_subnet_manager_ports[0]: priority must be 0-15; got 16",
+            id="priority-16",
+        ),
+    ],
+)
+def test_bad_ports(run_play, ports, message):
+    proc, output = run_play({"ib_subnet_manager_ports": ports})
+    errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_ports")
+    assert message in errors and "sm-a" in errors, errors

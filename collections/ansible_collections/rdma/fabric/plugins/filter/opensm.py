@@ -12,6 +12,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
     parse_opensm_conf,
     partition_errors,
     partition_line,
+    port_instance_errors,
+    port_instances,
     restart_keys,
     service_layout,
 )
@@ -40,4 +42,6 @@ class FilterModule:
             "opensm_routing_engine_errors": routing_engine_errors,
             "opensm_fabric_warnings": fabric_warnings,
             "opensm_service_layout": service_layout,
+            "opensm_port_instance_errors": port_instance_errors,
+            "opensm_port_instances": port_instances,
         }
