@@ -27,6 +27,17 @@ PLAY = f"""\
   roles:
     - role: {ROLE}
 """
+# How the role reaches the stand-in (network_cli, MLNX-OS cliconf, enable mode).
+SWITCH_VARS = {
+    "ansible_connection": "ansible.netcommon.network_cli",
+    "ansible_network_os": "rdma.fabric.mlnxos",
+    "ansible_user": "admin",
+    "ansible_password": "admin",
+    "ansible_become": True,
+    "ansible_become_method": "enable",
+    "ib_subnet_manager_mode": "switch",
+    "ib_subnet_manager_mlnxos_version": "3.11.2016",
+}
 NETWORK_ENV = {
     "ANSIBLE_HOST_KEY_CHECKING": "False",
     "ANSIBLE_NETWORK_CLI_SSH_TYPE": "paramiko",
@@ -51,14 +62,7 @@ def run_switch(run_playbook, tmp_path, standin):
         switch = {
             "ansible_host": "127.0.0.1",
             "ansible_port": standin.port,
-            "ansible_connection": "ansible.netcommon.network_cli",
-            "ansible_network_os": "rdma.fabric.mlnxos",
-            "ansible_user": "admin",
-            "ansible_password": "admin",
-            "ansible_become": True,
-            "ansible_become_method": "enable",
-            "ib_subnet_manager_mode": "switch",
-            "ib_subnet_manager_mlnxos_version": "3.11.2016",
+            **SWITCH_VARS,
             "ib_subnet_manager_priority": 14,
             "ib_subnet_manager_switch_render_dir": str(tmp_path / "rendered"),
         } | (switch_vars or {})
@@ -257,16 +261,9 @@ def test_an_ha_cluster_is_configured_through_its_vip(run_playbook, tmp_path, sta
     connection there fails the run. One connection, one configuration write."""
     (tmp_path / "play.yml").write_text(PLAY)
     common = {
+        **SWITCH_VARS,
         "ansible_port": standin.port,
-        "ansible_connection": "ansible.netcommon.network_cli",
-        "ansible_network_os": "rdma.fabric.mlnxos",
-        "ansible_user": "admin",
-        "ansible_password": "admin",
-        "ansible_become": True,
-        "ansible_become_method": "enable",
         "rdma_ib_switch_os": "mlnxos",
-        "ib_subnet_manager_mode": "switch",
-        "ib_subnet_manager_mlnxos_version": "3.11.2016",
         "ib_subnet_manager_switch_ha_vip": "127.0.0.1",
     }
     members = {
