@@ -13,7 +13,14 @@ the role uses, behind basic authentication:
   POST /ufmRest/resources/pkeys   {"pkey", "guids", "membership" | "memberships",
        "ip_over_ib", "index0"}: adds the GUIDs to the PKey, creating it
   PUT  /ufmRest/resources/pkeys   same body: the PKey's GUIDs become exactly these
-  POST /ufmRest/resources/pkeys/add   {"pkey", "ip_over_ib", ...}: a PKey without GUIDs
+  POST /ufmRest/resources/pkeys/add   {"pkey", "ip_over_ib", "index0", "mtu_limit",
+       "service_level", "rate_limit"}: a PKey without GUIDs ("The required parameters are
+       PKey only, all the others are optional and take the default"; the guide's example
+       and UFM's PKey listings show mtu_limit 2, service_level 0, rate_limit 2.5)
+  PUT  /ufmRest/resources/pkeys/qos_conf   {"pkey", "mtu_limit", "service_level",
+       "rate_limit"} ("Update QoS for PKey"); GET ...?qos_conf=true adds those three
+       fields to each PKey. mtu_limit is the IB MTU enum (1-5), service_level an SL
+       (0-15), rate_limit in Gb/s.
 
 A bad body (pkey outside 0x1-0x7ffe, a GUID not 16-20 hex digits, memberships not
 matching guids) answers 400, a wrong user or password 401, the management PKey 0x7fff
@@ -21,7 +28,9 @@ matching guids) answers 400, a wrong user or password 401, the management PKey 0
 
 Stand-in specifics (not UFM): `pkeys` holds the state ({"0x10": {...}}), `requests`
 records (method, path, body) of every request; new PKeys are named api_pkey_<pkey>;
-no QoS, no sessions or tokens.
+qos_conf on a PKey UFM lacks answers 404; rate_limit must be one of the IBA PathRecord
+rates in Gb/s (2.5 ... 1200, include/iba/ib_types.h), which a real UFM may narrow; no
+sessions or tokens.
 """
 
 from __future__ import annotations
@@ -36,6 +45,11 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PKEYS = "/ufmRest/resources/pkeys"
+QOS_FIELDS = ("mtu_limit", "service_level", "rate_limit")
+QOS_DEFAULTS = {"mtu_limit": 2, "service_level": 0, "rate_limit": 2.5}
+# IBA PathRecord rates in Gb/s (include/iba/ib_types.h IB_PATH_RECORD_RATE_*).
+RATES = (2.5, 10, 30, 5, 20, 40, 60, 80, 120, 14, 56, 112, 168, 25, 100, 200, 300, 28, 50,
+         400, 600, 800, 1200)  # fmt: skip
 _GUID_RE = re.compile(r"^[0-9a-fA-F]{16,20}$")
 
 
@@ -108,11 +122,17 @@ class UfmRest:
         with self._lock:
             self.requests.append((method, path, body))
             if method == "GET" and path == PKEYS:
-                guids = "guids_data=true" in query
+                guids, qos = "guids_data=true" in query, "qos_conf=true" in query
                 return 200, {
-                    k: {kk: vv for kk, vv in v.items() if guids or kk != "guids"}
+                    k: {
+                        kk: vv
+                        for kk, vv in v.items()
+                        if (guids or kk != "guids") and (qos or kk not in QOS_FIELDS)
+                    }
                     for k, v in self.pkeys.items()
                 }
+            if method == "PUT" and path == PKEYS + "/qos_conf":
+                return self._qos(body)
             if method in ("POST", "PUT") and path in (PKEYS, PKEYS + "/add"):
                 return self._change(method, path, body)
             return 404, {"error": f"{method} {path} is not served"}
@@ -131,7 +151,13 @@ class UfmRest:
         key = f"0x{pkey:x}"
         entry = self.pkeys.get(key) or {"partition": f"api_pkey_{key}", "guids": []}
         entry["ip_over_ib"] = bool(body.get("ip_over_ib", True))
+        for field, default in QOS_DEFAULTS.items():
+            entry.setdefault(field, default)
         if path.endswith("/add"):
+            problem = self._qos_problem({**QOS_DEFAULTS, **body})
+            if problem:
+                return 400, {"error": problem}
+            entry.update({f: body[f] for f in QOS_FIELDS if f in body})
             self.pkeys[key] = entry
             return 200, {}
         ports = self._ports(body)
@@ -144,6 +170,36 @@ class UfmRest:
             known[port["guid"]] = port
         entry["guids"] = list(known.values())
         self.pkeys[key] = entry
+        return 200, {}
+
+    @staticmethod
+    def _qos_problem(body):
+        mtu, sl, rate = (body.get(f) for f in QOS_FIELDS)
+        if not isinstance(mtu, int) or isinstance(mtu, bool) or not 1 <= mtu <= 5:
+            return f"mtu_limit {mtu!r} is not an MTU (1-5)"
+        if not isinstance(sl, int) or isinstance(sl, bool) or not 0 <= sl <= 15:
+            return f"service_level {sl!r} is not an SL (0-15)"
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or rate not in RATES:
+            return f"rate_limit {rate!r} is not a rate in Gb/s"
+        return None
+
+    def _qos(self, body):
+        if not isinstance(body, dict):
+            return 400, {"error": "body must be a JSON object"}
+        try:
+            key = f"0x{int(str(body.get('pkey')), 16):x}"
+        except ValueError:
+            return 400, {"error": f"pkey {body.get('pkey')} is not a PKey"}
+        if key == "0x7fff":
+            return 403, {"error": "the management PKey is read-only"}
+        if key not in self.pkeys:
+            return 404, {"error": f"PKey {key} does not exist"}
+        if any(f not in body for f in QOS_FIELDS):
+            return 400, {"error": f"qos_conf takes {', '.join(QOS_FIELDS)}"}
+        problem = self._qos_problem(body)
+        if problem:
+            return 400, {"error": problem}
+        self.pkeys[key].update({f: body[f] for f in QOS_FIELDS})
         return 200, {}
 
     @staticmethod

@@ -151,6 +151,39 @@ def test_duplicate_priority_with_ufm(run_play):
     assert "duplicate priority 14 on sm-b and ufm-1" in errors
 
 
+# One subnet per rail (multi-plane): each plane elects its own master, so priorities
+# repeat across planes; ib_subnet_manager_subnet names the plane.
+def test_planes_reuse_priorities(run_play):
+    planes = {
+        "sm-a": {"ib_subnet_manager_subnet": "plane0"},
+        "sm-b": {"ib_subnet_manager_subnet": "plane1"},
+    }
+    outside = {
+        "sm-c": {
+            "ib_subnet_manager_mode": "opensm",
+            "ib_subnet_manager_subnet": "plane1",
+            "ib_subnet_manager_priority": 15,
+        }
+    }
+    proc, output = run_play({"ib_subnet_manager_priority": 15}, planes, outside=outside)
+    assert proc.returncode == 0, output
+    assert f"{ROLE} : Refuse two SMs with one priority" in tasks_run(proc)
+
+
+def test_duplicate_priority_within_a_plane(run_play):
+    planes = {"sm-a": {"ib_subnet_manager_subnet": "plane0"}}
+    outside = {
+        "sm-c": {
+            "ib_subnet_manager_mode": "opensm",
+            "ib_subnet_manager_subnet": "plane0",
+            "ib_subnet_manager_priority": 15,
+        }
+    }
+    proc, output = run_play({}, planes, outside=outside)
+    errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
+    assert "duplicate priority 15 on sm-a and sm-c" in errors and "subnet plane0" in errors
+
+
 def test_managed_key_in_extra_options(run_play):
     proc, output = run_play(
         {"ib_subnet_manager_extra_options": {"sm_priority": "20", "force_log_flush": "yes"}}
@@ -174,7 +207,7 @@ def test_explicit_priority_clashing_with_inventory_order(run_play):
 def test_unknown_routing_engine(run_play, engine):
     proc, output = run_play({"ib_subnet_manager_routing_engines": ["minhop", engine]})
     errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_routing_engines")
-    assert f"ib_subnet_manager_routing_engines: '{engine}' is not an OpenSM routing" in errors
+    assert f"ib_subnet_manager_routing_engines: '{engine}' is not a routing engine of" in errors
     assert "dfsssp" in errors and "no_fallback" in errors and "on sm-a" in errors
 
 
@@ -211,6 +244,17 @@ def test_doca_source_judges_rates_by_docas_opensm(run_play):
     assert f"{ROLE} : Validate ib_subnet_manager_partitions" in tasks_run(proc)
 
 
+# Files OpenSM reads must be there before the role changes anything: OpenSM would log
+# an error and run without them (no QoS policy, no node names ...).
+def test_missing_option_file_on_the_host(run_play):
+    extra = {"qos_policy_file": "/nonexistent/rdma-fabric-qos.conf", "torus_config": "/etc/passwd"}
+    proc, output = run_play({"ib_subnet_manager_extra_options": extra})
+    errors = assert_failed_in_validation(proc, output, "Refuse option files missing on the host")
+    assert "ib_subnet_manager_extra_options.qos_policy_file" in errors
+    assert "/nonexistent/rdma-fabric-qos.conf" in errors and "on sm-a" in errors
+    assert "torus_config" not in errors
+
+
 def test_unknown_extra_option(run_play):
     proc, output = run_play(
         {"ib_subnet_manager_extra_options": {"force_log_flush": "TRUE", "sm_prioirty": 3}}
@@ -224,7 +268,7 @@ def test_unknown_extra_option(run_play):
 def test_bad_root_guid(run_play):
     proc, output = run_play({**UPDN_WITH_ROOT, "ib_subnet_manager_root_guids": ["spine-01"]})
     errors = assert_failed_in_validation(proc, output, "Validate the GUIDs and the SM_Key")
-    assert "ib_subnet_manager_root_guids: spine-01" in errors
+    assert "ib_subnet_manager_root_guids: 'spine-01' is not a GUID" in errors
 
 
 def test_unknown_mode(run_play):
@@ -246,3 +290,48 @@ def test_good_input_passes_validation(run_play):
     assert proc.returncode == 0, output
     assert f"{ROLE} : Validate ib_subnet_manager_partitions" in tasks_run(proc)
     assert (recap(proc, "sm-a")["failed"], recap(proc, "sm-a")["changed"]) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("ports", "message"),
+    [
+        pytest.param(
+            [
+                {"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 15},
+                {"port_guid": "0x0002C90000001003", "subnet": "plane1", "priority": 15},
+            ],
+            "ib_subnet_manager_ports[1]: port 0x0002c90000001003 is listed twice (ports[0])",
+            id="same-guid-twice",
+        ),
+        pytest.param(
+            [
+                {"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 15},
+                {"port_guid": "0x0002c90000002003", "subnet": "plane0", "priority": 14},
+            ],
+            "ib_subnet_manager_ports[1]: subnet plane0 has an instance already (ports[0])",
+            id="two-ports-one-subnet",
+        ),
+        pytest.param(
+            [{"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 16}],
+            "ib_subnet_manager_ports[0]: priority must be 0-15; got 16",
+            id="priority-16",
+        ),
+    ],
+)
+def test_bad_ports(run_play, ports, message):
+    proc, output = run_play({"ib_subnet_manager_ports": ports})
+    errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_ports")
+    assert message in errors and "sm-a" in errors, errors
+
+
+def test_good_ports_are_refused_until_the_role_runs_them(run_play):
+    # The role's tasks still run one OpenSM per host: a good list must not be silently
+    # ignored (one instance on one port, ib_subnet_manager_priority instead of the list's).
+    ports = [
+        {"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 15},
+        {"port_guid": "0x0002c90000002003", "subnet": "plane1", "priority": 15},
+    ]
+    proc, output = run_play({"ib_subnet_manager_ports": ports})
+    task = "Refuse ib_subnet_manager_ports until applied"
+    errors = assert_failed_in_validation(proc, output, task)
+    assert "ib_subnet_manager_ports: one OpenSM per port is not applied by" in errors, errors

@@ -27,6 +27,17 @@ PLAY = f"""\
   roles:
     - role: {ROLE}
 """
+# How the role reaches the stand-in (network_cli, MLNX-OS cliconf, enable mode).
+SWITCH_VARS = {
+    "ansible_connection": "ansible.netcommon.network_cli",
+    "ansible_network_os": "rdma.fabric.mlnxos",
+    "ansible_user": "admin",
+    "ansible_password": "admin",
+    "ansible_become": True,
+    "ansible_become_method": "enable",
+    "ib_subnet_manager_mode": "switch",
+    "ib_subnet_manager_mlnxos_version": "3.11.2016",
+}
 NETWORK_ENV = {
     "ANSIBLE_HOST_KEY_CHECKING": "False",
     "ANSIBLE_NETWORK_CLI_SSH_TYPE": "paramiko",
@@ -51,14 +62,7 @@ def run_switch(run_playbook, tmp_path, standin):
         switch = {
             "ansible_host": "127.0.0.1",
             "ansible_port": standin.port,
-            "ansible_connection": "ansible.netcommon.network_cli",
-            "ansible_network_os": "rdma.fabric.mlnxos",
-            "ansible_user": "admin",
-            "ansible_password": "admin",
-            "ansible_become": True,
-            "ansible_become_method": "enable",
-            "ib_subnet_manager_mode": "switch",
-            "ib_subnet_manager_mlnxos_version": "3.11.2016",
+            **SWITCH_VARS,
             "ib_subnet_manager_priority": 14,
             "ib_subnet_manager_switch_render_dir": str(tmp_path / "rendered"),
         } | (switch_vars or {})
@@ -248,3 +252,38 @@ def test_a_release_other_than_the_inventorys_is_refused(run_switch, standin):
     assert proc.returncode != 0, output
     assert "runs MLNX-OS 3.12.3006; ib_subnet_manager_mlnxos_version says 3.11.2016" in output
     assert config_commands(standin) == []
+
+
+def test_an_ha_cluster_is_configured_through_its_vip(run_playbook, tmp_path, standin):
+    """MLNX-OS SM HA: the SM of every member is configured on the cluster's master,
+    reached at the management cluster's virtual IP (MLNX-OS User Manual, Subnet Manager
+    HA). The members' own addresses (127.0.0.2, .3) have no CLI behind them: a
+    connection there fails the run. One connection, one configuration write."""
+    (tmp_path / "play.yml").write_text(PLAY)
+    common = {
+        **SWITCH_VARS,
+        "ansible_port": standin.port,
+        "rdma_ib_switch_os": "mlnxos",
+        "ib_subnet_manager_switch_ha_vip": "127.0.0.1",
+    }
+    members = {
+        "ib-sm-a": {"ansible_host": "127.0.0.2", "ib_subnet_manager_priority": 14},
+        "ib-sm-b": {"ansible_host": "127.0.0.3", "ib_subnet_manager_priority": 13},
+    }
+    inventory = {"all": {"children": {"ib_switches": {"children": {"mlnxos_switches": {
+        "hosts": members, "vars": common}}}}}}  # fmt: skip
+    (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
+    args = ["-i", str(tmp_path / "hosts.yml"), str(tmp_path / "play.yml")]
+    proc = run_playbook(*args, env=NETWORK_ENV, timeout=240)
+    assert proc.returncode == 0, proc.output
+    assert standin.state == {
+        "ib-sm-a": {"enabled": True, "priority": 14},
+        "ib-sm-b": {"enabled": True, "priority": 13},
+    }
+    assert standin.partitions == DEFAULT_STATE
+    assert standin.commands.count("configuration write") == 1
+    assert config_commands(standin).count(DEFAULT_PARTITION[0]) == 1
+    proc = run_playbook(*args, env=NETWORK_ENV, timeout=240)
+    assert proc.returncode == 0, proc.output
+    assert [recap(proc, h)["changed"] for h in members] == [0, 0], proc.output
+    assert standin.commands.count("configuration write") == 1

@@ -45,6 +45,10 @@ STORAGE = {
     ],
 }
 
+# What UFM holds for storage's QoS after the role: MTU 5 (4096, ib_subnet_manager_ipoib_mtu
+# for an IPoIB partition without mtu), UFM's defaults for the rest (rate 2.5, SL 0).
+QOS_STORAGE = {"mtu_limit": 5, "rate_limit": 2.5, "service_level": 0}
+
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
@@ -84,7 +88,11 @@ def run_ufm(run_playbook, tmp_path, ufm, certs):
 
 
 def changes(ufm):
-    return [(m, b["pkey"]) for m, _p, b in ufm.requests if m != "GET"]
+    return [
+        (m + (" qos" if p.endswith("/qos_conf") else ""), b["pkey"])
+        for m, p, b in ufm.requests
+        if m != "GET"
+    ]
 
 
 def test_check_mode_predicts_then_create_then_nothing(run_ufm, ufm):
@@ -97,8 +105,9 @@ def test_check_mode_predicts_then_create_then_nothing(run_ufm, ufm):
     proc, output = run_ufm()
     assert proc.returncode == 0, output
     assert recap(proc, HOST)["changed"] == 1, output
-    assert changes(ufm) == [("POST", "0x10"), ("POST", "0x20")]
-    assert ufm.pkeys["0x10"] == STORAGE
+    # storage is an IPoIB partition: its MTU (ib_subnet_manager_ipoib_mtu) goes to UFM too.
+    assert changes(ufm) == [("POST", "0x10"), ("POST", "0x20"), ("PUT qos", "0x10")]
+    assert ufm.pkeys["0x10"] == STORAGE | QOS_STORAGE
     assert ufm.pkeys["0x20"]["guids"] == [
         {"guid": "0002c90300000003", "membership": "full", "index0": False}
     ]
@@ -107,19 +116,50 @@ def test_check_mode_predicts_then_create_then_nothing(run_ufm, ufm):
     proc, output = run_ufm()
     assert proc.returncode == 0, output
     assert recap(proc, HOST)["changed"] == 0, output
-    assert len(changes(ufm)) == 2
+    assert len(changes(ufm)) == 3
 
 
 def test_a_differing_pkey_is_set_others_left_alone(run_ufm, ufm):
-    ufm.pkeys["0x10"] = STORAGE | {
-        "guids": STORAGE["guids"][:1]
-        + [{"guid": "0002c903000000ff", "membership": "full", "index0": False}]
-    }
+    ufm.pkeys["0x10"] = (
+        STORAGE
+        | QOS_STORAGE
+        | {
+            "guids": STORAGE["guids"][:1]
+            + [{"guid": "0002c903000000ff", "membership": "full", "index0": False}]
+        }
+    )
     ufm.pkeys["0x30"] = {"partition": "tenant", "ip_over_ib": False, "guids": []}
     proc, output = run_ufm()
     assert proc.returncode == 0, output
     assert changes(ufm) == [("PUT", "0x10"), ("POST", "0x20")]
-    assert ufm.pkeys["0x10"] == STORAGE and "0x30" in ufm.pkeys
+    assert ufm.pkeys["0x10"] == STORAGE | QOS_STORAGE and "0x30" in ufm.pkeys
+
+
+# UFM's PKey QoS (REST API Guide, PKey GUIDs Rest API: pkeys/add takes mtu_limit,
+# service_level, rate_limit; "Update QoS for PKey" is PUT /ufmRest/resources/pkeys/qos_conf):
+# mtu_limit is the IB MTU enum (OpenSM's mtu=), rate_limit in Gb/s (OpenSM's rate= is the
+# PathRecord rate enum: 16 is 100 Gb/s, include/iba/ib_types.h), service_level the SL.
+def test_partition_qos_goes_to_ufm_and_stays(run_ufm, ufm):
+    parts = [
+        PARTITIONS[0],
+        {"name": "gpu", "pkey": 0x40, "mtu": 5, "rate": 16, "sl": 3,
+         "members": ["0x0002c90300000004=full"]},
+    ]  # fmt: skip
+    proc, output = run_ufm({"ib_subnet_manager_partitions": parts})
+    assert proc.returncode == 0, output
+    assert changes(ufm) == [("POST", "0x40"), ("PUT qos", "0x40")]
+    qos = {k: ufm.pkeys["0x40"][k] for k in ("mtu_limit", "rate_limit", "service_level")}
+    assert qos == {"mtu_limit": 5, "rate_limit": 100.0, "service_level": 3}
+
+    ufm.pkeys["0x40"]["service_level"] = 0  # changed behind the inventory's back
+    proc, output = run_ufm({"ib_subnet_manager_partitions": parts})
+    assert proc.returncode == 0, output
+    assert changes(ufm)[2:] == [("PUT qos", "0x40")]
+    assert ufm.pkeys["0x40"]["service_level"] == 3
+
+    proc, output = run_ufm({"ib_subnet_manager_partitions": parts})
+    assert recap(proc, HOST)["changed"] == 0, output
+    assert len(changes(ufm)) == 3
 
 
 def test_a_certificate_from_another_ca_is_refused(run_ufm, ufm, tmp_path):

@@ -162,7 +162,7 @@ def test_good_partitions_render():
         ),
         (
             {"name": "rails", "pkey": 0x10, "members": [{"guid": 0, "membership": "full"}]},
-            "(rails): member '0' is GUID 0",
+            "(rails): member 0 is GUID 0",
         ),
         (
             {"name": "rails", "pkey": 0x10, "members": ["0xffffffffffffffff"]},

@@ -1,6 +1,7 @@
 """module_utils/ufm_pkeys.py: UFM PKey requests from the records OpenSM's
 partitions.conf is written from. Answers shaped as UFM Enterprise's REST API Guide
-documents GET /ufmRest/resources/pkeys?guids_data=true."""
+documents GET /ufmRest/resources/pkeys?guids_data=true&qos_conf=true (the QoS fields
+mtu_limit, service_level, rate_limit with qos_conf=true)."""
 
 from __future__ import annotations
 
@@ -33,17 +34,28 @@ def test_a_missing_pkey_is_posted_the_management_one_left_to_ufm():
                 "ip_over_ib": True,
                 "index0": False,
             },
-        }
+        },
+        # storage is IPoIB: its MTU (ipoib_mtu 5) is the PKey's QoS, UFM's defaults the rest.
+        {
+            "method": "PUT",
+            "path": "/ufmRest/resources/pkeys/qos_conf",
+            "body": {"pkey": "0x10", "mtu_limit": 5, "service_level": 0, "rate_limit": 2.5},
+        },
     ]
 
 
 def test_same_pkey_nothing_differing_pkey_put():
     port = {"guid": "0002C90300000001", "membership": "full", "index0": False}
-    same = MANAGEMENT | {"0x0010": {"partition": "s", "ip_over_ib": True, "guids": [port]}}
-    assert parse_pkeys(same)[0x10] == {"ip_over_ib": True, "members": {"0002c90300000001": "full"}}
+    qos = {"mtu_limit": 5, "service_level": 0, "rate_limit": 2.5}
+    same = MANAGEMENT | {"0x0010": {"partition": "s", "ip_over_ib": True, "guids": [port]} | qos}
+    assert parse_pkeys(same)[0x10] == {
+        "ip_over_ib": True,
+        "members": {"0002c90300000001": "full"},
+        "qos": qos,
+    }
     assert requests(same, RECORDS) == []
     limited = MANAGEMENT | {
-        "0x10": {"ip_over_ib": True, "guids": [port | {"membership": "limited"}]}
+        "0x10": {"ip_over_ib": True, "guids": [port | {"membership": "limited"}]} | qos
     }
     assert [r["method"] for r in requests(limited, RECORDS)] == ["PUT"]
     other = same | {"0x30": {"partition": "tenant", "ip_over_ib": False, "guids": []}}

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.rdma.fabric.plugins.module_utils.ib_guid import normalize_guid
+from ansible_collections.rdma.fabric.plugins.module_utils.opensm import inventory_guid
 
 DOCUMENTATION = r"""
 ---
@@ -13,8 +13,10 @@ short_description: Write an InfiniBand GUID as 0x and 16 lowercase hex digits
 version_added: 0.2.0
 author: rdma-fabric contributors
 description:
-  - Accepts 0x-prefixed or bare hex of any width, or the colon-grouped sysfs form; returns
-    None for anything else.
+  - Accepts 0x-prefixed hex of any width, bare hex with a letter, or the colon-grouped sysfs
+    form. Bare digits are decimal, as OpenSM reads GUIDs and keys (strtoull with base 0)
+    in partitions.conf, root/CN GUID files and opensm.conf; bare digits with a leading 0
+    (octal to OpenSM, hex to a reader of ibstat) give None, as does anything else.
 positional: _input
 options:
   _input:
@@ -38,4 +40,4 @@ _value:
 
 class FilterModule:
     def filters(self):
-        return {"ib_guid": normalize_guid}
+        return {"ib_guid": inventory_guid}

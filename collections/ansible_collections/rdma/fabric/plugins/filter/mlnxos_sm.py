@@ -28,7 +28,10 @@ description:
     commands of the partitions (module_utils/mlnxos_partitions.py names their documents).
     Also in this file - C(mlnxos_sm_lines) (the wanted running-config lines),
     C(mlnxos_sm_running) (the parsed state), C(mlnxos_partition_errors) (what a switch SM
-    cannot take of the partitions), C(mlnxos_release_supported) and C(mlnxos_node_name_ok).
+    cannot take of the partitions), C(mlnxos_release_supported), C(mlnxos_node_name_ok) and
+    C(mlnxos_cluster_commands) (running-config, list of members as dicts node, enabled,
+    priority, partitions - the commands of every SM node of an HA cluster, sent once to
+    its virtual IP; the partitions once, with the first member whose SM runs).
 positional: _input, node, enabled, priority, partitions
 options:
   _input:
@@ -73,6 +76,16 @@ def _commands(running_text, node, enabled, priority, partitions=None):
     return commands(node, enabled, priority, running_text, partitions)
 
 
+def _cluster_commands(running_text, members):
+    out, partitions_sent = [], False
+    for member in members:
+        enabled = bool(member["enabled"])
+        partitions = member.get("partitions") if enabled and not partitions_sent else None
+        partitions_sent = partitions_sent or enabled
+        out += commands(member["node"], enabled, member["priority"], running_text, partitions)
+    return out
+
+
 def _running(running_text, node):
     return parse_running(running_text, node)
 
@@ -81,6 +94,7 @@ class FilterModule:
     def filters(self):
         return {
             "mlnxos_sm_commands": _commands,
+            "mlnxos_cluster_commands": _cluster_commands,
             "mlnxos_sm_lines": wanted_lines,
             "mlnxos_sm_running": _running,
             "mlnxos_partition_errors": switch_errors,

@@ -76,8 +76,12 @@ def _member(entry):
     """A member as given (str 'GUID=full' / 'ALL', or dict guid/membership) -> dict."""
     if isinstance(entry, dict):
         who, membership = entry.get("guid"), entry.get("membership")
+    elif isinstance(entry, int) and not isinstance(entry, bool):
+        return entry, None
     else:
         who, _sep, membership = str(entry).partition("=")
+    if isinstance(who, int) and not isinstance(who, bool):
+        return who, (str(membership).strip().lower() or None) if membership else None
     who = str(who).strip() if who is not None else ""
     membership = (str(membership).strip().lower() or None) if membership else None
     return who, membership
@@ -98,6 +102,13 @@ RESERVED_GUIDS = {
 }
 
 
+# An unquoted GUID with a leading 0 and no 8 or 9 (0002100000001003) is an octal
+# integer to YAML 1.1: it arrives as a number below 2**40. No EUI-64 port GUID is that
+# small (its top 24 bits are the vendor's OUI, 0x0002c9 for Mellanox), so such an
+# integer is refused; quoted, the text is read by the rules above.
+_OUI_FLOOR = 1 << 40
+
+
 def member_guid(who):
     """A member's GUID as OpenSM reads it, in the ibstat spelling; None if not a GUID."""
     if isinstance(who, int) and not isinstance(who, bool):
@@ -111,10 +122,15 @@ def member_guid(who):
     return normalize_guid(text)
 
 
+# Root and CN GUID files are read with strtoull(p, &e, 0) too (complib/cl_nodenamemap.c
+# parse_node_map_wrap): every GUID the inventory gives follows the member rules.
+inventory_guid = member_guid
+
+
 def _member_guid_error(who):
     """Why `who` is no usable member GUID (None when it is one)."""
     text = str(who).strip().lower()
-    if _LEADING_ZERO_DIGITS_RE.match(text):
+    if _LEADING_ZERO_DIGITS_RE.match(text) and not isinstance(who, int):
         return (
             f"member {who!r} is ambiguous: OpenSM reads digits with a leading 0 as octal, "
             "ibstat prints hex; write it 0x-prefixed"
@@ -125,11 +141,32 @@ def _member_guid_error(who):
     reserved = RESERVED_GUIDS.get(int(guid, 16))
     if reserved:
         return f"member {who!r} is {reserved}"
+    if isinstance(who, int) and not isinstance(who, bool) and who < _OUI_FLOOR:
+        return (
+            f"member {who!r} is a YAML integer below 2**40, which no port GUID is (an "
+            f"unquoted GUID with a leading 0 is octal to YAML, here 0o{who:o}): quote it"
+        )
     return None
 
 
-def partition_errors(partitions, version=None):
+def guid_errors(guids, variable):
+    """Messages for GUIDs of an inventory list (root/CN GUIDs, a port GUID), named by variable."""
+    errors = []
+    for guid in guids or []:
+        problem = _member_guid_error(guid)
+        if problem and " is not a port GUID nor one of " in problem:
+            problem = f"{guid!r} is not a GUID (0x and up to 16 hex digits, or decimal digits)"
+        if problem:
+            text = problem[len("member ") :] if problem.startswith("member ") else problem
+            errors.append(f"{variable}: {text}")
+    return errors
+
+
+def partition_errors(partitions, version=None, qos=None, allow_both_pkeys=None):
     """Messages for each bad partition; [] when every one is good.
+
+    With `qos` False a partition sl other than 0 is refused (OpenSM overrides it to 0);
+    with `allow_both_pkeys` False the membership both is (OpenSM makes it full only).
 
     The highest rate is IB_MAX_RATE of the OpenSM `version` (opensm_options.max_rate).
     """
@@ -171,11 +208,22 @@ def partition_errors(partitions, version=None):
                 errors.append(f"{where}: {key} must be one of {', '.join(MEMBERSHIPS)}")
         for key, low, high in (("mtu", 1, 5), ("rate", 2, max_rate(version)), ("sl", 0, 15)):
             value = part.get(key)
-            if value is not None and (not isinstance(value, int) or not low <= value <= high):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high
+            ):
                 limit = f" (IB_MAX_RATE of OpenSM {version or 'upstream'})" if key == "rate" else ""
                 errors.append(
                     f"{where}: {key} must be an integer {low}-{high}{limit}; got {value!r}"
                 )
+        if qos is False and isinstance(part.get("sl"), int) and part["sl"] not in (0, False):
+            errors.append(
+                f"{where}: sl {part['sl']} needs ib_subnet_manager_qos: true (without QoS "
+                "OpenSM overrides a partition's SL to 0)"
+            )
+        both = "membership both is full only unless ib_subnet_manager_extra_options sets "
+        both += "allow_both_pkeys: true (OpenSM adds the limited P_Key only then)"
+        if allow_both_pkeys is False and str(part.get("defmember") or "").lower() == "both":
+            errors.append(f"{where}: defmember both: {both}")
         members = part.get("members")
         if not isinstance(members, list) or not members:
             errors.append(f"{where}: members must be a non-empty list")
@@ -189,6 +237,8 @@ def partition_errors(partitions, version=None):
                 errors.append(
                     f"{where}: membership of {who} must be one of {', '.join(MEMBERSHIPS)}"
                 )
+            elif membership == "both" and allow_both_pkeys is False:
+                errors.append(f"{where}: member {who}: {both}")
     if isinstance(partitions, list) and not errors and DEFAULT_PKEY not in seen_pkeys:
         errors.append(
             "ib_subnet_manager_partitions has no default partition (pkey 0x7fff), "
@@ -310,3 +360,86 @@ def service_layout(unit_files_text):
     if "opensmd.service" in units:
         return "opensmd"
     return "unknown"
+
+
+# Several OpenSM instances on one host, one per port, for ports on different subnets
+# (one subnet per rail). Debian's opensm@<GUID>.service runs one OpenSM per port GUID;
+# each instance needs its own opensm.conf, partitions.conf, log and cache: OpenSM keeps
+# guid2lid and its SA dump under OSM_CACHE_DIR (osm_db_files.c, default
+# /var/cache/opensm), which two instances must not share.
+def port_instance_errors(ports, version=None, variable="ib_subnet_manager_ports"):
+    """Messages for a list of {port_guid, subnet, priority, partitions}; [] when good."""
+    errors = []
+    if not isinstance(ports, list):
+        return [f"{variable} must be a list of ports (port_guid, subnet, priority, partitions)"]
+    guids, subnets = {}, {}
+    for index, port in enumerate(ports):
+        where = f"{variable}[{index}]"
+        if not isinstance(port, dict):
+            errors.append(f"{where} must be a mapping with port_guid, subnet, priority")
+            continue
+        bad = guid_errors([port.get("port_guid")], "port_guid")
+        errors.extend(f"{where}: {problem}" for problem in bad)
+        guid = None if bad else inventory_guid(port.get("port_guid"))
+        if guid in guids:
+            errors.append(f"{where}: port {guid} is listed twice (ports[{guids[guid]}])")
+        elif guid:
+            guids[guid] = index
+        subnet = port.get("subnet")
+        if not isinstance(subnet, str) or not subnet:
+            errors.append(f"{where}: subnet must be named (one instance per subnet and host)")
+        elif subnet in subnets:
+            errors.append(
+                f"{where}: subnet {subnet} has an instance already (ports[{subnets[subnet]}]): "
+                "two SMs of one host on one subnet only compete"
+            )
+        else:
+            subnets[subnet] = index
+        priority = port.get("priority")
+        if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 15:
+            errors.append(f"{where}: priority must be 0-15; got {priority!r}")
+        if port.get("partitions") is not None:
+            label = f"{where} ({guid or port.get('port_guid')})"
+            errors.extend(
+                f"{label}: {problem}" for problem in partition_errors(port["partitions"], version)
+            )
+    return errors
+
+
+def port_instances(ports, conf_dir="/etc/opensm", ipoib_mtu=None, partitions=None):
+    """Good ports (see port_instance_errors) -> one record per OpenSM instance.
+
+    A port without partitions gets `partitions` (the host's ib_subnet_manager_partitions).
+    """
+    out = []
+    for port in ports or []:
+        guid = inventory_guid(port["port_guid"])
+        parts = port.get("partitions")
+        out.append(
+            {
+                "port_guid": guid,
+                "subnet": port["subnet"],
+                "priority": int(port["priority"]),
+                "unit": f"opensm@{guid}.service",
+                "conf_file": f"{conf_dir}/opensm-{guid}.conf",
+                "partitions_file": f"{conf_dir}/partitions-{guid}.conf",
+                "log_file": f"/var/log/opensm-{guid}.log",
+                "cache_dir": f"/var/cache/opensm/{guid}",
+                "partitions": normalize_partitions(
+                    parts if parts is not None else partitions, ipoib_mtu
+                ),
+            }
+        )
+    return out
+
+
+def instance_options(instance, options):
+    """opensm.conf of one instance: the host's `options` with the instance's own keys."""
+    return {
+        **(options or {}),
+        "guid": instance["port_guid"],
+        "sm_priority": str(instance["priority"]),
+        "partition_config_file": instance["partitions_file"],
+        "log_file": instance["log_file"],
+        "dump_files_dir": instance["cache_dir"],
+    }

@@ -25,172 +25,173 @@ SOURCE = (
     "linux-rdma/opensm opensm/osm_subnet.c opt_tbl, tags 3.3.23 (d35a20f3) and 3.3.24 (844ab3b7)"
 )
 
-# (key, can_update) in opt_tbl order, tag 3.3.23.
+# (key, can_update, parser) in opt_tbl order, tag 3.3.23. The parser is opt_tbl's
+# opts_parse_<parser> (how OpenSM reads the value; see option_errors).
 _TABLE_3_3_23 = (
-    ("guid", False),
-    ("m_key", True),
-    ("sm_key", True),
-    ("sa_key", True),
-    ("subnet_prefix", False),
-    ("m_key_lease_period", True),
-    ("m_key_protection_level", True),
-    ("m_key_lookup", True),
-    ("sweep_interval", True),
-    ("max_wire_smps", True),
-    ("max_wire_smps2", True),
-    ("max_smps_timeout", True),
-    ("console", False),
-    ("console_port", False),
-    ("transaction_timeout", False),
-    ("transaction_retries", False),
-    ("long_transaction_timeout", False),
-    ("max_msg_fifo_timeout", True),
-    ("sm_priority", True),
-    ("lmc", False),
-    ("lmc_esp0", False),
-    ("max_op_vls", True),
-    ("force_link_speed", True),
-    ("force_link_speed_ext", True),
-    ("force_link_width", True),
-    ("fdr10", True),
-    ("reassign_lids", True),
-    ("ignore_other_sm", True),
-    ("single_thread", False),
-    ("disable_multicast", True),
-    ("subnet_timeout", True),
-    ("packet_life_time", True),
-    ("vl_stall_count", True),
-    ("leaf_vl_stall_count", True),
-    ("head_of_queue_lifetime", True),
-    ("leaf_head_of_queue_lifetime", True),
-    ("local_phy_errors_threshold", True),
-    ("overrun_errors_threshold", True),
-    ("use_mfttop", True),
-    ("sminfo_polling_timeout", True),
-    ("polling_retry_number", True),
-    ("force_heavy_sweep", True),
-    ("port_prof_ignore_file", False),
-    ("hop_weights_file", False),
-    ("dimn_ports_file", False),
-    ("port_search_ordering_file", False),
-    ("port_profile_switch_nodes", True),
-    ("sweep_on_trap", True),
-    ("routing_engine", False),
-    ("avoid_throttled_links", False),
-    ("connect_roots", True),
-    ("use_ucast_cache", False),
-    ("log_file", False),
-    ("log_max_size", True),
-    ("log_flags", True),
-    ("force_log_flush", True),
-    ("accum_log_file", True),
-    ("partition_config_file", False),
-    ("no_partition_enforcement", True),
-    ("part_enforce", True),
-    ("allow_both_pkeys", False),
-    ("keep_pkey_indexes", True),
-    ("sm_assigned_guid", True),
-    ("qos", True),
-    ("qos_policy_file", False),
-    ("suppress_sl2vl_mad_status_errors", True),
-    ("dump_files_dir", False),
-    ("lid_matrix_dump_file", False),
-    ("lfts_file", False),
-    ("root_guid_file", False),
-    ("cn_guid_file", False),
-    ("io_guid_file", False),
-    ("port_shifting", True),
-    ("scatter_ports", True),
-    ("max_reverse_hops", False),
-    ("ids_guid_file", False),
-    ("guid_routing_order_file", False),
-    ("guid_routing_order_no_scatter", False),
-    ("sa_db_file", False),
-    ("sa_db_dump", True),
-    ("torus_config", True),
-    ("do_mesh_analysis", True),
-    ("exit_on_fatal", True),
-    ("honor_guid2lid_file", True),
-    ("daemon", False),
-    ("sm_inactive", True),
-    ("babbling_port_policy", True),
-    ("drop_event_subscriptions", True),
-    ("ipoib_mcgroup_creation_validation", True),
-    ("mcgroup_join_validation", True),
-    ("use_original_extended_sa_rates_only", True),
-    ("use_optimized_slvl", True),
-    ("fsync_high_avail_files", True),
-    ("perfmgr", False),
-    ("perfmgr_redir", False),
-    ("perfmgr_sweep_time_s", False),
-    ("perfmgr_max_outstanding_queries", False),
-    ("perfmgr_ignore_cas", False),
-    ("event_db_dump_file", False),
-    ("perfmgr_rm_nodes", False),
-    ("perfmgr_log_errors", False),
-    ("perfmgr_query_cpi", False),
-    ("perfmgr_xmit_wait_log", False),
-    ("perfmgr_xmit_wait_threshold", False),
-    ("event_plugin_name", False),
-    ("event_plugin_options", False),
-    ("node_name_map_name", False),
-    ("qos_max_vls", True),
-    ("qos_high_limit", True),
-    ("qos_vlarb_high", True),
-    ("qos_vlarb_low", True),
-    ("qos_sl2vl", True),
-    ("qos_ca_max_vls", True),
-    ("qos_ca_high_limit", True),
-    ("qos_ca_vlarb_high", True),
-    ("qos_ca_vlarb_low", True),
-    ("qos_ca_sl2vl", True),
-    ("qos_sw0_max_vls", True),
-    ("qos_sw0_high_limit", True),
-    ("qos_sw0_vlarb_high", True),
-    ("qos_sw0_vlarb_low", True),
-    ("qos_sw0_sl2vl", True),
-    ("qos_swe_max_vls", True),
-    ("qos_swe_high_limit", True),
-    ("qos_swe_vlarb_high", True),
-    ("qos_swe_vlarb_low", True),
-    ("qos_swe_sl2vl", True),
-    ("qos_rtr_max_vls", True),
-    ("qos_rtr_high_limit", True),
-    ("qos_rtr_vlarb_high", True),
-    ("qos_rtr_vlarb_low", True),
-    ("qos_rtr_sl2vl", True),
-    ("congestion_control", True),
-    ("cc_key", False),
-    ("cc_max_outstanding_mads", False),
-    ("cc_sw_cong_setting_control_map", True),
-    ("cc_sw_cong_setting_victim_mask", True),
-    ("cc_sw_cong_setting_credit_mask", True),
-    ("cc_sw_cong_setting_threshold", True),
-    ("cc_sw_cong_setting_packet_size", True),
-    ("cc_sw_cong_setting_credit_starvation_threshold", True),
-    ("cc_sw_cong_setting_credit_starvation_return_delay", True),
-    ("cc_sw_cong_setting_marking_rate", True),
-    ("cc_ca_cong_setting_port_control", True),
-    ("cc_ca_cong_setting_control_map", True),
-    ("cc_ca_cong_setting_ccti_timer", True),
-    ("cc_ca_cong_setting_ccti_increase", True),
-    ("cc_ca_cong_setting_trigger_threshold", True),
-    ("cc_ca_cong_setting_ccti_min", True),
-    ("cc_cct", True),
-    ("enable_quirks", True),
-    ("no_clients_rereg", True),
-    ("prefix_routes_file", False),
-    ("consolidate_ipv6_snm_req", True),
-    ("lash_start_vl", True),
-    ("sm_sl", True),
-    ("nue_max_num_vls", True),
-    ("nue_include_switches", False),
-    ("log_prefix", True),
-    ("per_module_logging_file", False),
-    ("quasi_ftree_indexing", True),
+    ("guid", False, "net64"),
+    ("m_key", True, "net64"),
+    ("sm_key", True, "net64"),
+    ("sa_key", True, "net64"),
+    ("subnet_prefix", False, "net64"),
+    ("m_key_lease_period", True, "net16"),
+    ("m_key_protection_level", True, "uint8"),
+    ("m_key_lookup", True, "boolean"),
+    ("sweep_interval", True, "uint32"),
+    ("max_wire_smps", True, "uint32"),
+    ("max_wire_smps2", True, "uint32"),
+    ("max_smps_timeout", True, "uint32"),
+    ("console", False, "charp"),
+    ("console_port", False, "uint16"),
+    ("transaction_timeout", False, "uint32"),
+    ("transaction_retries", False, "uint32"),
+    ("long_transaction_timeout", False, "uint32"),
+    ("max_msg_fifo_timeout", True, "uint32"),
+    ("sm_priority", True, "uint8"),
+    ("lmc", False, "uint8"),
+    ("lmc_esp0", False, "boolean"),
+    ("max_op_vls", True, "uint8"),
+    ("force_link_speed", True, "uint8"),
+    ("force_link_speed_ext", True, "uint8"),
+    ("force_link_width", True, "uint8"),
+    ("fdr10", True, "uint8"),
+    ("reassign_lids", True, "boolean"),
+    ("ignore_other_sm", True, "boolean"),
+    ("single_thread", False, "boolean"),
+    ("disable_multicast", True, "boolean"),
+    ("subnet_timeout", True, "uint8"),
+    ("packet_life_time", True, "uint8"),
+    ("vl_stall_count", True, "uint8"),
+    ("leaf_vl_stall_count", True, "uint8"),
+    ("head_of_queue_lifetime", True, "uint8"),
+    ("leaf_head_of_queue_lifetime", True, "uint8"),
+    ("local_phy_errors_threshold", True, "uint8"),
+    ("overrun_errors_threshold", True, "uint8"),
+    ("use_mfttop", True, "boolean"),
+    ("sminfo_polling_timeout", True, "uint32"),
+    ("polling_retry_number", True, "uint32"),
+    ("force_heavy_sweep", True, "boolean"),
+    ("port_prof_ignore_file", False, "charp"),
+    ("hop_weights_file", False, "charp"),
+    ("dimn_ports_file", False, "charp"),
+    ("port_search_ordering_file", False, "charp"),
+    ("port_profile_switch_nodes", True, "boolean"),
+    ("sweep_on_trap", True, "boolean"),
+    ("routing_engine", False, "charp"),
+    ("avoid_throttled_links", False, "boolean"),
+    ("connect_roots", True, "boolean"),
+    ("use_ucast_cache", False, "boolean"),
+    ("log_file", False, "charp"),
+    ("log_max_size", True, "uint32"),
+    ("log_flags", True, "uint8"),
+    ("force_log_flush", True, "boolean"),
+    ("accum_log_file", True, "boolean"),
+    ("partition_config_file", False, "charp"),
+    ("no_partition_enforcement", True, "boolean"),
+    ("part_enforce", True, "charp"),
+    ("allow_both_pkeys", False, "boolean"),
+    ("keep_pkey_indexes", True, "boolean"),
+    ("sm_assigned_guid", True, "uint8"),
+    ("qos", True, "boolean"),
+    ("qos_policy_file", False, "charp"),
+    ("suppress_sl2vl_mad_status_errors", True, "boolean"),
+    ("dump_files_dir", False, "charp"),
+    ("lid_matrix_dump_file", False, "charp"),
+    ("lfts_file", False, "charp"),
+    ("root_guid_file", False, "charp"),
+    ("cn_guid_file", False, "charp"),
+    ("io_guid_file", False, "charp"),
+    ("port_shifting", True, "boolean"),
+    ("scatter_ports", True, "uint32"),
+    ("max_reverse_hops", False, "uint16"),
+    ("ids_guid_file", False, "charp"),
+    ("guid_routing_order_file", False, "charp"),
+    ("guid_routing_order_no_scatter", False, "boolean"),
+    ("sa_db_file", False, "charp"),
+    ("sa_db_dump", True, "boolean"),
+    ("torus_config", True, "charp"),
+    ("do_mesh_analysis", True, "boolean"),
+    ("exit_on_fatal", True, "boolean"),
+    ("honor_guid2lid_file", True, "boolean"),
+    ("daemon", False, "boolean"),
+    ("sm_inactive", True, "boolean"),
+    ("babbling_port_policy", True, "boolean"),
+    ("drop_event_subscriptions", True, "boolean"),
+    ("ipoib_mcgroup_creation_validation", True, "boolean"),
+    ("mcgroup_join_validation", True, "boolean"),
+    ("use_original_extended_sa_rates_only", True, "boolean"),
+    ("use_optimized_slvl", True, "boolean"),
+    ("fsync_high_avail_files", True, "boolean"),
+    ("perfmgr", False, "boolean"),
+    ("perfmgr_redir", False, "boolean"),
+    ("perfmgr_sweep_time_s", False, "uint16"),
+    ("perfmgr_max_outstanding_queries", False, "uint32"),
+    ("perfmgr_ignore_cas", False, "boolean"),
+    ("event_db_dump_file", False, "charp"),
+    ("perfmgr_rm_nodes", False, "boolean"),
+    ("perfmgr_log_errors", False, "boolean"),
+    ("perfmgr_query_cpi", False, "boolean"),
+    ("perfmgr_xmit_wait_log", False, "boolean"),
+    ("perfmgr_xmit_wait_threshold", False, "uint32"),
+    ("event_plugin_name", False, "charp"),
+    ("event_plugin_options", False, "charp"),
+    ("node_name_map_name", False, "charp"),
+    ("qos_max_vls", True, "uint32"),
+    ("qos_high_limit", True, "int32"),
+    ("qos_vlarb_high", True, "charp"),
+    ("qos_vlarb_low", True, "charp"),
+    ("qos_sl2vl", True, "charp"),
+    ("qos_ca_max_vls", True, "uint32"),
+    ("qos_ca_high_limit", True, "int32"),
+    ("qos_ca_vlarb_high", True, "charp"),
+    ("qos_ca_vlarb_low", True, "charp"),
+    ("qos_ca_sl2vl", True, "charp"),
+    ("qos_sw0_max_vls", True, "uint32"),
+    ("qos_sw0_high_limit", True, "int32"),
+    ("qos_sw0_vlarb_high", True, "charp"),
+    ("qos_sw0_vlarb_low", True, "charp"),
+    ("qos_sw0_sl2vl", True, "charp"),
+    ("qos_swe_max_vls", True, "uint32"),
+    ("qos_swe_high_limit", True, "int32"),
+    ("qos_swe_vlarb_high", True, "charp"),
+    ("qos_swe_vlarb_low", True, "charp"),
+    ("qos_swe_sl2vl", True, "charp"),
+    ("qos_rtr_max_vls", True, "uint32"),
+    ("qos_rtr_high_limit", True, "int32"),
+    ("qos_rtr_vlarb_high", True, "charp"),
+    ("qos_rtr_vlarb_low", True, "charp"),
+    ("qos_rtr_sl2vl", True, "charp"),
+    ("congestion_control", True, "boolean"),
+    ("cc_key", False, "net64"),
+    ("cc_max_outstanding_mads", False, "uint32"),
+    ("cc_sw_cong_setting_control_map", True, "net32"),
+    ("cc_sw_cong_setting_victim_mask", True, "256bit"),
+    ("cc_sw_cong_setting_credit_mask", True, "256bit"),
+    ("cc_sw_cong_setting_threshold", True, "uint8"),
+    ("cc_sw_cong_setting_packet_size", True, "uint8"),
+    ("cc_sw_cong_setting_credit_starvation_threshold", True, "uint8"),
+    ("cc_sw_cong_setting_credit_starvation_return_delay", True, "cct_entry"),
+    ("cc_sw_cong_setting_marking_rate", True, "net16"),
+    ("cc_ca_cong_setting_port_control", True, "net16"),
+    ("cc_ca_cong_setting_control_map", True, "net16"),
+    ("cc_ca_cong_setting_ccti_timer", True, "ccti_timer"),
+    ("cc_ca_cong_setting_ccti_increase", True, "ccti_increase"),
+    ("cc_ca_cong_setting_trigger_threshold", True, "trigger_threshold"),
+    ("cc_ca_cong_setting_ccti_min", True, "ccti_min"),
+    ("cc_cct", True, "cc_cct"),
+    ("enable_quirks", True, "boolean"),
+    ("no_clients_rereg", True, "boolean"),
+    ("prefix_routes_file", False, "charp"),
+    ("consolidate_ipv6_snm_req", True, "boolean"),
+    ("lash_start_vl", True, "uint8"),
+    ("sm_sl", True, "uint8"),
+    ("nue_max_num_vls", True, "uint8"),
+    ("nue_include_switches", False, "boolean"),
+    ("log_prefix", True, "charp"),
+    ("per_module_logging_file", False, "charp"),
+    ("quasi_ftree_indexing", True, "boolean"),
 )
-# Rows later tags add: {version: ((key, can_update), ...)}.
-_ADDED = {(3, 3, 24): (("max_rate_enum", True),)}
+# Rows later tags add: {version: ((key, can_update, parser), ...)}.
+_ADDED = {(3, 3, 24): (("max_rate_enum", True, "uint8"),)}
 # IB_MAX_RATE (the highest PathRecord rate enum) per tag.
 _MAX_RATE = {(3, 3, 23): 22, (3, 3, 24): 24}
 NEWEST = (3, 3, 24)
@@ -225,8 +226,9 @@ def is_upstream(version):
 
     NVIDIA's OpenSM (DOCA/MLNX_OFED, 5.x) has more keys than upstream's table.
     """
-    parsed = parse_version(version) if version else None
-    return parsed is None or parsed[0] < 5
+    # The major alone counts: "5" is how the role judges DOCA's OpenSM before installing it.
+    major = re.match(r"^(?:\d+:)?(\d+)", str(version or "").strip())
+    return major is None or int(major[1]) < 5
 
 
 def _known(version):
@@ -236,14 +238,25 @@ def _known(version):
     return parsed
 
 
+def _rows(version=None):
+    """{key: (can_update, parser)} for an OpenSM version; unknown or newer: the newest tag's."""
+    known = _known(version)
+    rows = {key: (can_update, parser) for key, can_update, parser in _TABLE_3_3_23}
+    for added_in, added in sorted(_ADDED.items()):
+        if known >= added_in:
+            rows.update({key: (can_update, parser) for key, can_update, parser in added})
+    return rows
+
+
 def option_table(version=None):
     """{key: can_update} for an OpenSM version; unknown or newer: the newest tag's."""
-    known = _known(version)
-    table = dict(_TABLE_3_3_23)
-    for added_in, rows in sorted(_ADDED.items()):
-        if known >= added_in:
-            table.update(rows)
-    return table
+    return {key: can_update for key, (can_update, _parser) in _rows(version).items()}
+
+
+def option_parser(key, version=None):
+    """opt_tbl's parser of `key` (boolean, charp, uint8 ...); None when the version lacks it."""
+    row = _rows(version).get(str(key))
+    return row[1] if row else None
 
 
 def max_rate(version=None):
@@ -263,16 +276,31 @@ def unknown_options(keys, version=None):
     return sorted(str(key) for key in keys if str(key) not in table)
 
 
-def routing_engine_errors(engines, variable="ib_subnet_manager_routing_engines"):
+# NVIDIA's OpenSM (DOCA/MLNX_OFED, 5.x) has upstream's engines and its own: ar_updn (its
+# default since MLNXSM 5.10, "Changed the default routing engine to be ar_updn instead of
+# minhop", release notes v5.10.0), ar_ftree (adaptive routing, FACTS.md), pqft (quasi
+# fat-tree, UFM Enterprise User Manual "Network Management"), dfp and dfp2 (Dragonfly+,
+# MLNXSM release notes v5.13/v5.14). {source: engines}; upstream per tag is
+# static_routing_modules[] (the same at 3.3.23 and 3.3.24).
+NVIDIA_ROUTING_ENGINES = ("ar_updn", "ar_ftree", "pqft", "dfp", "dfp2")
+
+
+def routing_engines(version=None):
+    """The engine names the OpenSM `version` knows (NVIDIA's 5.x: upstream's and its own)."""
+    return ROUTING_ENGINES + (() if is_upstream(version) else NVIDIA_ROUTING_ENGINES)
+
+
+def routing_engine_errors(engines, variable="ib_subnet_manager_routing_engines", version=None):
     """Messages for a routing engine chain (a list; entries may be comma-separated)."""
+    known = routing_engines(version)
     # OpenSM splits routing_engine on ", \t\n" (osm_opensm.c, strtok_r): "updn ftree"
     # is the chain updn, ftree.
     names = [n for entry in engines or [] for n in re.split(r"[,\s]+", str(entry)) if n]
     errors = [
-        f"{variable}: {name!r} is not an OpenSM routing engine; "
-        f"known: {', '.join(ROUTING_ENGINES)} (and {NO_FALLBACK})"
+        f"{variable}: {name!r} is not a routing engine of OpenSM {version or 'upstream'}; "
+        f"known: {', '.join(known)} (and {NO_FALLBACK})"
         for name in names
-        if name not in ROUTING_ENGINES and name != NO_FALLBACK
+        if name not in known and name != NO_FALLBACK
     ]
     if names and all(name == NO_FALLBACK for name in names):
         errors.append(f"{variable}: {NO_FALLBACK} needs a routing engine before it")
@@ -307,92 +335,97 @@ def fabric_warnings(version, rates):
 # How OpenSM parses each opensm.conf value (opt_tbl's parser column, osm_subnet.c):
 # opts_parse_boolean is strcmp("TRUE", value): anything but TRUE is FALSE ("true",
 # "yes", "1" too); the integer parsers take strtoul/strtoull(value, 0) up to the type's
-# maximum; charp keys take the text. Tighter ranges are those osm_subn_verify_config
-# resets to a default (lmc, sm_priority, fdr10), the SL and VL ranges of the IBA spec,
-# and QoS limits as opensm.conf documents them (-1 = not set).
-BOOLEAN_KEYS = frozenset(
-    [
-        "m_key_lookup",
-        "lmc_esp0",
-        "reassign_lids",
-        "ignore_other_sm",
-        "single_thread",
-        "disable_multicast",
-        "use_mfttop",
-        "force_heavy_sweep",
-        "port_profile_switch_nodes",
-        "sweep_on_trap",
-        "avoid_throttled_links",
-        "connect_roots",
-        "use_ucast_cache",
-        "force_log_flush",
-        "accum_log_file",
-        "no_partition_enforcement",
-        "allow_both_pkeys",
-        "keep_pkey_indexes",
-        "qos",
-        "suppress_sl2vl_mad_status_errors",
-        "port_shifting",
-        "guid_routing_order_no_scatter",
-        "sa_db_dump",
-        "do_mesh_analysis",
-        "exit_on_fatal",
-        "honor_guid2lid_file",
-        "daemon",
-        "sm_inactive",
-        "babbling_port_policy",
-        "drop_event_subscriptions",
-        "ipoib_mcgroup_creation_validation",
-        "mcgroup_join_validation",
-        "use_original_extended_sa_rates_only",
-        "use_optimized_slvl",
-        "fsync_high_avail_files",
-        "perfmgr",
-        "perfmgr_redir",
-        "perfmgr_ignore_cas",
-        "perfmgr_rm_nodes",
-        "perfmgr_log_errors",
-        "perfmgr_query_cpi",
-        "perfmgr_xmit_wait_log",
-        "congestion_control",
-        "enable_quirks",
-        "no_clients_rereg",
-        "consolidate_ipv6_snm_req",
-        "nue_include_switches",
-        "quasi_ftree_indexing",
-    ]
-)
-_U8 = """m_key_protection_level sm_priority lmc max_op_vls force_link_speed
-    force_link_speed_ext force_link_width fdr10 subnet_timeout packet_life_time
-    vl_stall_count leaf_vl_stall_count head_of_queue_lifetime leaf_head_of_queue_lifetime
-    local_phy_errors_threshold overrun_errors_threshold log_flags sm_assigned_guid
-    max_rate_enum cc_sw_cong_setting_threshold cc_sw_cong_setting_packet_size
-    cc_sw_cong_setting_credit_starvation_threshold lash_start_vl sm_sl nue_max_num_vls"""
-_U16 = """console_port max_reverse_hops perfmgr_sweep_time_s m_key_lease_period
-    cc_sw_cong_setting_marking_rate cc_ca_cong_setting_port_control
-    cc_ca_cong_setting_control_map"""
-_U32 = """sweep_interval max_wire_smps max_wire_smps2 max_smps_timeout transaction_timeout
-    transaction_retries long_transaction_timeout max_msg_fifo_timeout
-    sminfo_polling_timeout polling_retry_number log_max_size scatter_ports
-    perfmgr_max_outstanding_queries perfmgr_xmit_wait_threshold cc_max_outstanding_mads
-    cc_sw_cong_setting_control_map"""
-_QOS_SETS = ("qos", "qos_ca", "qos_sw0", "qos_swe", "qos_rtr")
-INTEGER_RANGES = {
-    **{key: (0, 0xFF) for key in _U8.split()},
-    **{key: (0, 0xFFFF) for key in _U16.split()},
-    **{key: (0, 0xFFFFFFFF) for key in _U32.split()},
-    **{
-        key: (0, (1 << 64) - 1)
-        for key in ["guid", "m_key", "sm_key", "sa_key", "subnet_prefix", "cc_key"]
-    },
-    "lmc": (0, 7),
-    "sm_priority": (0, 15),
-    "fdr10": (0, 2),
-    "sm_sl": (0, 15),
-    "lash_start_vl": (0, 15),
-    **{f"{qos}_max_vls": (1, 15) for qos in _QOS_SETS},
-    **{f"{qos}_high_limit": (-1, 255) for qos in _QOS_SETS},
+# maximum (int32: strtol); charp keys take the text. The other parsers (256bit masks,
+# the cc_* congestion entries) are left to OpenSM, within the line length.
+PARSER_RANGES = {
+    "uint8": (0, 0xFF),
+    "uint16": (0, 0xFFFF),
+    "net16": (0, 0xFFFF),
+    "uint32": (0, 0xFFFFFFFF),
+    "net32": (0, 0xFFFFFFFF),
+    "net64": (0, (1 << 64) - 1),
+    "int32": (-(1 << 31), (1 << 31) - 1),
 }
+# Then osm_subn_verify_config() resets what it finds out of these (3.3.23, with the
+# constants of include/iba/ib_types.h): lmc > 7; sm_priority > 15; fdr10 > 2;
+# m_key_protection_level > 3 (to 2); force_link_speed other than 0-7 (the 2.5/5/10 bits,
+# IB_LINK_SPEED_2_5_5_OR_10) or 15 (IB_LINK_SPEED_SET_LSS); force_link_speed_ext other
+# than 0-7, 30 (disable) or 31 (SET_LSES); force_link_width other than 0-31 or 255
+# (SET_LWS); max_wire_smps/max_wire_smps2 > 0x7FFFFFFF; perfmgr_sweep_time_s and
+# perfmgr_max_outstanding_queries 0; with qos TRUE, qos_*_max_vls > 15 (0 is the default)
+# and qos_*_high_limit > 255 (below 0 is -1, not set). sm_sl and lash_start_vl are SLs/VLs
+# (IBA: 0-15). Each entry: the allowed (low, high) spans.
+_QOS_SETS = ("qos", "qos_ca", "qos_sw0", "qos_swe", "qos_rtr")
+VERIFIED_RANGES = {
+    "lmc": ((0, 7),),
+    "sm_priority": ((0, 15),),
+    "fdr10": ((0, 2),),
+    "m_key_protection_level": ((0, 3),),
+    "force_link_speed": ((0, 7), (15, 15)),
+    "force_link_speed_ext": ((0, 7), (30, 31)),
+    "force_link_width": ((0, 31), (255, 255)),
+    "max_wire_smps": ((0, 0x7FFFFFFF),),
+    "max_wire_smps2": ((0, 0x7FFFFFFF),),
+    "perfmgr_sweep_time_s": ((1, 0xFFFF),),
+    "perfmgr_max_outstanding_queries": ((1, 0xFFFFFFFF),),
+    "sm_sl": ((0, 15),),
+    "lash_start_vl": ((0, 15),),
+    **{f"{qos}_max_vls": ((0, 15),) for qos in _QOS_SETS},
+    **{f"{qos}_high_limit": ((-1, 255),) for qos in _QOS_SETS},
+}
+# charp keys whose text osm_subn_verify_config() checks, with the words it keeps (others
+# become the default: part_enforce both, console off). console's socket and loopback
+# exist only with ENABLE_OSM_CONSOLE_SOCKET/_LOOPBACK: Debian's 3.3.23 has loopback
+# (`opensm --help`: "--console, -q [off|local|loopback]"), a socket console is off.
+# The first word is the default OpenSM falls back to.
+TEXT_WORDS = {
+    "part_enforce": ("both", "in", "out", "off"),
+    "console": ("off", "local", "loopback"),
+}
+# charp keys naming files OpenSM reads (opensm(8): -M/-U/-S/-X/-m/-G "the file from where
+# ... will be loaded", the QoS policy, port profile/ordering files, the node name map,
+# prefix routes, per-module logging, torus-2QoS.conf); the role's own (partition,
+# root/CN GUID files) are written by it. OpenSM opens them as given, from / under systemd.
+# Files OpenSM writes (log_file, dump_files_dir, event_db_dump_file) are not listed.
+INPUT_FILE_KEYS = (
+    "port_prof_ignore_file",
+    "hop_weights_file",
+    "dimn_ports_file",
+    "port_search_ordering_file",
+    "qos_policy_file",
+    "lid_matrix_dump_file",
+    "lfts_file",
+    "io_guid_file",
+    "ids_guid_file",
+    "guid_routing_order_file",
+    "sa_db_file",
+    "torus_config",
+    "node_name_map_name",
+    "prefix_routes_file",
+    "per_module_logging_file",
+)
+# "(null)" is opts_parse_charp's spelling of no file.
+NO_FILE = "(null)"
+
+
+def input_files(options):
+    """{key: path} of the options naming a file OpenSM reads (set, not "(null)")."""
+    return {
+        str(key): str(value)
+        for key, value in (options or {}).items()
+        if str(key) in INPUT_FILE_KEYS and value is not None and str(value) != NO_FILE
+    }
+
+
+# osm_subn_parse_conf_file reads opensm.conf with fgets(line, 1023): a line (with its
+# newline) over 1,022 bytes is cut, its rest read as a line of its own.
+CONF_LINE_MAX = 1022
+
+
+def _spans(spans):
+    words = [f"{low}-{high}" if low != high else str(low) for low, high in spans]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
 
 # Keys the role writes from its own variables; ib_subnet_manager_extra_options is merged
 # last and would override them behind the role's checks (a priority the duplicate check
@@ -401,6 +434,7 @@ MANAGED_KEYS = {
     "guid": "ib_subnet_manager_port_guid",
     "sm_priority": "ib_subnet_manager_priority",
     "sm_key": "ib_subnet_manager_sm_key",
+    "sa_key": "ib_subnet_manager_sa_key",
     "lmc": "ib_subnet_manager_lmc",
     "sweep_interval": "ib_subnet_manager_sweep_interval",
     "routing_engine": "ib_subnet_manager_routing_engines",
@@ -478,19 +512,44 @@ def option_errors(options, version=None, variable="ib_subnet_manager_extra_optio
         if key in FORBIDDEN_KEYS:
             errors.append(f"{where} may not be set: {FORBIDDEN_KEYS[key]}")
             continue
+        parser = option_parser(key, version)
         if value is None or "\n" in str(value):
             errors.append(f"{where} must be one line of text; got {value!r}")
-        elif key in BOOLEAN_KEYS:
+            continue
+        text = value if not isinstance(value, bool) else ("TRUE" if value else "FALSE")
+        line = len(f"{key} {text}\n".encode())
+        if line > CONF_LINE_MAX:
+            errors.append(
+                f"{where} makes a line of {line:,} bytes in opensm.conf; OpenSM reads "
+                f"{CONF_LINE_MAX:,} at most (fgets) and takes the rest for another line"
+            )
+        elif key in INPUT_FILE_KEYS and str(value) != NO_FILE and not str(value).startswith("/"):
+            errors.append(f"{where} must be an absolute path (a file OpenSM reads); got {value!r}")
+        elif parser == "boolean":
             if not isinstance(value, bool) and str(value) not in ("TRUE", "FALSE"):
                 errors.append(
                     f"{where} must be a boolean (true/false) or TRUE/FALSE; got {value!r} "
                     "(OpenSM reads everything but TRUE as FALSE)"
                 )
-        elif key in INTEGER_RANGES:
-            low, high = INTEGER_RANGES[key]
+        elif key in TEXT_WORDS:
+            if isinstance(value, bool) or str(value) not in TEXT_WORDS[key]:
+                quoting = " (YAML reads an unquoted off/on as a boolean: quote it)"
+                errors.append(
+                    f"{where} must be one of {', '.join(TEXT_WORDS[key])}; got {value!r}"
+                    + (quoting if isinstance(value, bool) else "")
+                    + f"; OpenSM replaces any other text with {TEXT_WORDS[key][0]}"
+                )
+        elif parser in PARSER_RANGES:
+            low, high = PARSER_RANGES[parser]
             number = _integer(value)
+            spans = VERIFIED_RANGES.get(key)
             if number is None or not low <= number <= high:
                 errors.append(f"{where} must be an integer {low}-{high}; got {value!r}")
+            elif spans and not any(a <= number <= b for a, b in spans):
+                errors.append(
+                    f"{where} must be {_spans(spans)}; got {value!r} (OpenSM replaces "
+                    "other values with its default: osm_subn_verify_config)"
+                )
         elif any(
             key == f"{qos}_{kind}"
             for qos in _QOS_SETS
@@ -500,5 +559,5 @@ def option_errors(options, version=None, variable="ib_subnet_manager_extra_optio
             if problem:
                 errors.append(f"{where} {problem}; got {value!r}")
         elif key == "routing_engine":
-            errors.extend(routing_engine_errors([value], where))
+            errors.extend(routing_engine_errors([value], where, version))
     return errors
