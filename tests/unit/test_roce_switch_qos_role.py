@@ -289,7 +289,7 @@ def test_sonic_all_ports_are_read_from_config_db(sonic, play, tmp_path):
     for port in ("Ethernet0", "Ethernet4", "Ethernet8"):
         assert configdb["PORT_QOS_MAP"][port]["pfc_enable"] == "3", port
         assert configdb["BUFFER_PG"][f"{port}|3"] == {"profile": "NULL"}, port
-        assert configdb["QUEUE"][f"{port}|3"]["wred_profile"] == "RDMA_FABRIC", port
+        assert configdb["QUEUE"][f"{port}|3"]["wred_profile"] == "AZURE_LOSSLESS", port
     proc, out = play(hosts, env=env)
     assert proc.returncode == 0, out
     assert recap(proc, "sonic1")["changed"] == 0
@@ -309,9 +309,23 @@ def test_sonic_traditional_buffers_from_the_lookup_file(sonic, play, tmp_path):
     proc, out = play(hosts, *args, "-e", "roce_switch_qos_cable_length=40", env=env)
     assert proc.returncode == 0, out
     configdb = json.loads(db.read_text())
-    assert configdb["BUFFER_PG"]["Ethernet4|3"] == {"profile": "pg_lossless_100000_40m_profile"}
-    assert configdb["BUFFER_PROFILE"]["pg_lossless_100000_40m_profile"]["xoff"] == "23552"
+    # `config apply-patch` refuses a new BUFFER_PROFILE: buffermgr writes it and the row.
+    assert "pg_lossless_100000_40m_profile" not in configdb["BUFFER_PROFILE"]
+    assert "Ethernet4|3" not in configdb["BUFFER_PG"]
     assert "Ethernet4|3-4" not in configdb["BUFFER_PG"]
+
+
+def test_sonic_without_pfc_wd_is_refused_before_any_change(sonic, play):
+    """`add /PFC_WD` is refused by the field operation validators (202205-202505)."""
+    db, env, hosts = sonic
+    doc = json.loads(db.read_text())
+    del doc["PFC_WD"]
+    db.write_text(json.dumps(doc))
+    original = db.read_text()
+    proc, out = play(hosts, env=env)
+    assert proc.returncode != 0, out
+    assert "pfcwd start_default" in out
+    assert db.read_text() == original
 
 
 def test_sonic_refused_patch_fails_with_the_updaters_message(sonic, play):

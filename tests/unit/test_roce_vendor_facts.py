@@ -16,6 +16,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     nvue_config,
     render,
     sonic_tables,
+    sonic_wred_note,
 )
 
 PORTS = ["Ethernet0", "Ethernet4"]
@@ -68,11 +69,15 @@ def test_sonic_roce_priority_0_is_refused_naming_it():
 
 def test_ecn_marks_without_wred_drop_by_default_on_every_os():
     """SONiC's WRED profile enabled WRED drop beside ECN (wred_*_enable true): non-ECT
-    packets in the RoCE queue were dropped where Cumulus and EOS only mark."""
+    packets in the RoCE queue were dropped where Cumulus and EOS only mark. SONiC's patch
+    cannot change wred_*_enable (gcu_field_operation_validators): it tunes the platform's
+    AZURE_LOSSLESS and says where its drop differs from the policy (sonic_wred_note)."""
     default = policy()
-    wred = sonic_tables(default, PORTS, 40)["WRED_PROFILE"]["RDMA_FABRIC"]
-    assert wred["ecn"] == "ecn_all"
-    assert [wred[f"wred_{c}_enable"] for c in ("green", "yellow", "red")] == ["false"] * 3
+    wred = sonic_tables(default, PORTS, 40)["WRED_PROFILE"]["AZURE_LOSSLESS"]
+    assert not [f for f in wred if f.startswith("wred_") or f == "ecn"]
+    stock = {"WRED_PROFILE": {"AZURE_LOSSLESS": {"wred_green_enable": "true"}}}
+    assert "non-ECN packets in the RoCE queue are dropped" in sonic_wred_note(stock, False)
+    assert sonic_wred_note(stock, True) is None
     ecn = nvue_config(default, ["swp1"], 100)["qos"]["congestion-control"]["default-global"]
     assert ecn["traffic-class"]["3"]["red"] == "disable"
     assert "random-detect drop" not in eos_config(default, ["Ethernet1"])
@@ -80,8 +85,8 @@ def test_ecn_marks_without_wred_drop_by_default_on_every_os():
 
 def test_wred_drop_when_the_policy_asks_on_every_os():
     drop = policy(wred_drop=True)
-    wred = sonic_tables(drop, PORTS, 40)["WRED_PROFILE"]["RDMA_FABRIC"]
-    assert [wred[f"wred_{c}_enable"] for c in ("green", "yellow", "red")] == ["true"] * 3
+    ecn_only = {"WRED_PROFILE": {"AZURE_LOSSLESS": {"wred_green_enable": "false"}}}
+    assert "without WRED drop" in sonic_wred_note(ecn_only, True)
     ecn = nvue_config(drop, ["swp1"], 100)["qos"]["congestion-control"]["default-global"]
     assert ecn["traffic-class"]["3"]["red"] == "enable"
     assert (

@@ -20,8 +20,12 @@ looks depends on the switch's buffer model (CONFIG_DB ``DEVICE_METADATA|localhos
   "speed cable size xon xoff threshold [xon_offset]" per line, pool
   ingress_lossless_pool, threshold field "<pool mode>_th"). buffermgr writes rows for the
   PGs in ``pfc_enable`` but never removes the old ones (a "3-4" row stays after PFC moves
-  to 5) and creates nothing for a speed/cable pair missing from the lookup file, so the
-  patch writes the profile and the row itself and removes the stale lossless rows.
+  to 5) and creates nothing for a speed/cable pair missing from the lookup file. The patch
+  removes the stale lossless rows, refuses a pair the file lacks, and writes the row only
+  when CONFIG_DB has its profile: `config apply-patch` refuses a new BUFFER_PROFILE
+  (sonic-utilities gcu_field_operation_validators.conf.json: dynamic_th and xoff replace
+  only), so a missing profile and its row are left to buffermgr, which writes both when
+  the patch changes pfc_enable or CABLE_LENGTH (buffermgr.cpp doSpeedUpdateTask).
 
 Rendered without a switch, a traditional row names the profile with the literal
 ``<speed>`` (``SPEED_TOKEN``): the port speed is read from CONFIG_DB PORT when applied.
@@ -32,6 +36,7 @@ from __future__ import annotations
 BUFFER_MODELS = ("dynamic", "traditional")
 SPEED_TOKEN = "<speed>"
 LOSSLESS_POOL = "ingress_lossless_pool"
+ABSENT = object()
 # The lookup file's place on a SONiC host (buffermgrd reads it in the swss container as
 # /usr/share/sonic/hwsku/pg_profile_lookup.ini, the host's device/<platform>/<hwsku>).
 LOOKUP_PATH = "/usr/share/sonic/device/{platform}/{hwsku}/pg_profile_lookup.ini"
@@ -89,13 +94,14 @@ def _lossless(row, profiles):
     return "xoff" in (profiles.get(name) or {})
 
 
-def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None):
-    """(tables, errors): BUFFER_PG (and BUFFER_PROFILE) rows for the lossless PG ``pg``.
+def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None, notes=None):
+    """(tables, errors): BUFFER_PG rows for the lossless PG ``pg``.
 
     ``cable_lengths`` maps each port to meters. With ``configdb`` (applied), traditional
-    profiles take the port's speed from PORT, a missing profile is built from ``lookup``
-    (``parse_pg_lookup``), and lossless rows of these ports on other PGs are removed
-    (None). Errors name the variable a user changes.
+    profiles take the port's speed from PORT; a profile CONFIG_DB lacks must be in
+    ``lookup`` (``parse_pg_lookup``) and is left to buffermgr with its row (said in
+    ``notes``); lossless rows of these ports on other PGs are removed (None). Errors name
+    the variable a user changes.
     """
     if model not in BUFFER_MODELS:
         return None, [
@@ -104,10 +110,9 @@ def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None):
     configdb = configdb or {}
     have_pgs = configdb.get("BUFFER_PG") or {}
     have_profiles = configdb.get("BUFFER_PROFILE") or {}
-    pools = configdb.get("BUFFER_POOL") or {}
     errors = []
     rows = {}
-    new_profiles = {}
+    later = []
     for port in ports:
         key = f"{port}|{pg}"
         if model == "dynamic":
@@ -120,28 +125,26 @@ def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None):
             cable = cable_lengths[port]
             name = profile_name(speed or SPEED_TOKEN, cable)
             rows[key] = {"profile": name}
-            if configdb and name not in have_profiles and name not in new_profiles:
-                entry = (lookup or {}).get((speed, f"{cable}m"))
-                if entry is None:
+            if configdb and name not in have_profiles:
+                if (lookup or {}).get((speed, f"{cable}m")) is None:
                     errors.append(
                         f"roce_switch_qos_cable_length: {cable} m at speed {speed} ({port}) is "
                         "not in the switch's pg_profile_lookup.ini; buffermgr would create no "
                         "lossless profile (use a length the file lists)"
                     )
                     continue
-                mode = (pools.get(LOSSLESS_POOL) or {}).get("mode", "dynamic")
-                profile = {"pool": LOSSLESS_POOL, "xon": entry["xon"]}
-                if entry["xon_offset"]:
-                    profile["xon_offset"] = entry["xon_offset"]
-                profile.update(
-                    {"xoff": entry["xoff"], "size": entry["size"], f"{mode}_th": entry["threshold"]}
-                )
-                new_profiles[name] = profile
+                # buffermgr rewrites a row it owns for this PG; a row here stays until then.
+                rows[key] = have_pgs.get(key, ABSENT)
+                later.append(f"{key} ({name})")
     for key, row in have_pgs.items():
         port, pgs = _pg_ids(key)
         if port in ports and key not in rows and pgs and _lossless(row, have_profiles):
             rows[key] = None
-    tables = {"BUFFER_PG": rows}
-    if new_profiles:
-        tables["BUFFER_PROFILE"] = new_profiles
+    if later and notes is not None:
+        notes.append(
+            "BUFFER_PG " + ", ".join(later) + " left to buffermgr: it writes the profile "
+            "from pg_profile_lookup.ini and the row once pfc_enable and CABLE_LENGTH are set "
+            "(`config apply-patch` refuses a new BUFFER_PROFILE)"
+        )
+    tables = {"BUFFER_PG": {k: v for k, v in rows.items() if v is not ABSENT}}
     return (None if errors else tables), errors

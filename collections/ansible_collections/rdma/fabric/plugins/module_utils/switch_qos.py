@@ -52,6 +52,9 @@ EOS_PROFILE = "RDMA_FABRIC_ROCE"
 # type and weight do not change in place (an ETS change needs the row deleted and
 # re-created), so the patch removes such a row and adds it again in one apply-patch.
 SONIC_CREATE_ONLY = frozenset({"SCHEDULER"})
+# The platform's lossless WRED profile (sonic-buildimage files/build_templates/qos_config.j2),
+# the only one `config apply-patch` 202205-202505 may tune (see sonic_tables).
+SONIC_WRED_PROFILE = "AZURE_LOSSLESS"
 # SONiC's CABLE_LENGTH table has one key (the buffer template's, "AZURE" on most images).
 SONIC_CABLE_KEY = "AZURE"
 
@@ -326,16 +329,18 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
         "pfc_enable": pfc or None,
         "pfcwd_sw_enable": pfc if wd_on else None,
     }
-    # ECN marks ECN-capable packets; WRED drop (of the others) only when the policy asks
-    # (wred_drop), as Cumulus' `red` and EOS' `random-detect drop` do. The platform's
-    # AZURE_LOSSLESS profile enables both (sonic-buildimage qos_config.j2).
-    wred = {"ecn": "ecn_all"}
-    drop = "true" if policy["wred_drop"] else "false"
-    for color in ("green", "yellow", "red"):
-        wred[f"wred_{color}_enable"] = drop
-        wred[f"{color}_min_threshold"] = _s(_bytes(policy["ecn_min_threshold_kb"]))
-        wred[f"{color}_max_threshold"] = _s(_bytes(policy["ecn_max_threshold_kb"]))
-        wred[f"{color}_drop_probability"] = _s(policy["ecn_mark_probability"])
+    # ECN on the platform's lossless WRED profile: `config apply-patch` 202205-202505 lets a
+    # patch change WRED_PROFILE only in AZURE_LOSSLESS's green thresholds and drop
+    # probability, by replace (sonic-utilities generic_config_updater
+    # gcu_field_operation_validators.conf.json "ECN tuning"); a new profile, another field
+    # or colour is refused. RoCE traffic is not policed, so it is green. WRED drop stays as
+    # the platform profile has it (wred_*_enable "true" in sonic-buildimage qos_config.j2):
+    # the role warns when the policy's wred_drop differs (see sonic_wred_note).
+    wred = {
+        "green_min_threshold": _s(_bytes(policy["ecn_min_threshold_kb"])),
+        "green_max_threshold": _s(_bytes(policy["ecn_max_threshold_kb"])),
+        "green_drop_probability": _s(policy["ecn_mark_probability"]),
+    }
     schedulers = {}
     for tc, bandwidth in enumerate(policy["tc_bw"]):
         if bandwidth:
@@ -347,7 +352,7 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
         for tc in range(8):
             queues[f"{port}|{tc}"] = {
                 "scheduler": f"{name}_TC{tc}",
-                "wred_profile": name if tc in ecn_tcs else None,
+                "wred_profile": SONIC_WRED_PROFILE if tc in ecn_tcs else None,
             }
     if wd_on:
         action = SWITCH_WATCHDOG_ACTIONS["sonic"][watchdog["action"]]
@@ -377,7 +382,7 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
             name: {_s(p): _s(prio_tc[p]) for p in policy["pfc_priorities"]} or None
         },
         "PORT_QOS_MAP": {port: dict(port_map) for port in ports},
-        "WRED_PROFILE": {name: wred},
+        "WRED_PROFILE": {SONIC_WRED_PROFILE: wred},
         "SCHEDULER": schedulers,
         "QUEUE": queues,
         "PFC_WD": pfc_wd,
@@ -390,6 +395,67 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
             raise ValueError("; ".join(errors))
         tables.update(buffers)
     return tables
+
+
+def sonic_patch_problems(current, desired):
+    """What ``config apply-patch`` 202205-202505 cannot do to ``current`` for ``desired``:
+    its field operation validators (sonic-utilities generic_config_updater
+    gcu_field_operation_validators.conf.json) refuse a new PFC_WD table (only fields of
+    existing rows) and a new WRED profile or field (only AZURE_LOSSLESS green values, by
+    replace). Messages say what to do on the switch; [] when the patch can pass."""
+    problems = []
+    wants_wd = any(row for row in (desired.get("PFC_WD") or {}).values())
+    if wants_wd and not current.get("PFC_WD"):
+        problems.append(
+            "CONFIG_DB has no PFC_WD table and `config apply-patch` refuses to add one (its "
+            "field operation validators allow PFC_WD fields of existing rows only): start the "
+            "watchdog once on the switch (`pfcwd start_default`), or set "
+            "rdma_roce_policy.pfc_watchdog.enabled false"
+        )
+    for name, fields in (desired.get("WRED_PROFILE") or {}).items():
+        have = (current.get("WRED_PROFILE") or {}).get(name)
+        wanted = [f for f, v in (fields or {}).items() if v is not None]
+        missing = sorted(f for f in wanted if f not in (have or {}))
+        if have is None or missing:
+            what = "is absent" if have is None else "lacks " + ", ".join(missing)
+            problems.append(
+                f"WRED_PROFILE {name} {what} "
+                "and `config apply-patch` may only replace its green thresholds and probability: "
+                "load the platform QoS (`config qos reload`) first"
+            )
+    return problems
+
+
+def sonic_sai_wred(current, desired):
+    """``desired`` without the drop probability of a colour the switch's profile runs
+    ECN-only (``wred_<colour>_enable`` "false"): NVIDIA's SAI refuses a drop probability
+    on a colour whose WRED is disabled (Mellanox/SAI-Implementation mlnx_sai_wred.c)."""
+    out = copy.deepcopy(desired)
+    for name, fields in (out.get("WRED_PROFILE") or {}).items():
+        have = (current.get("WRED_PROFILE") or {}).get(name) or {}
+        for color in ("green", "yellow", "red"):
+            if have.get(f"wred_{color}_enable") == "false" and fields:
+                fields.pop(f"{color}_drop_probability", None)
+    return out
+
+
+def sonic_wred_note(current, policy_drop):
+    """A warning when the switch's lossless WRED profile drops otherwise than the policy's
+    wred_drop asks, or None; the patch cannot change wred_*_enable (see sonic_tables)."""
+    have = (current.get("WRED_PROFILE") or {}).get(SONIC_WRED_PROFILE) or {}
+    enabled = have.get("wred_green_enable")
+    if enabled is None or (enabled == "true") == bool(policy_drop):
+        return None
+    return (
+        f"WRED_PROFILE {SONIC_WRED_PROFILE} has wred_green_enable {enabled} while "
+        f"rdma_roce_policy.wred_drop is {str(bool(policy_drop)).lower()}: `config apply-patch` "
+        "may change only its green thresholds and probability, so "
+        + (
+            "non-ECN packets in the RoCE queue are dropped early (WRED) besides ECN marking"
+            if enabled == "true"
+            else "the RoCE queue marks ECN without WRED drop"
+        )
+    )
 
 
 def _pointer(*parts):
