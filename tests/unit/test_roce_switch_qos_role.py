@@ -160,6 +160,19 @@ def test_cumulus_check_then_apply_then_nothing(nvue, tls, tmp_path, play):
     assert all(method == "GET" for method, _, _ in standin.log[calls:])
 
 
+def test_cumulus_515_gets_qos_roce_state(nvue, tls, tmp_path, play):
+    """Cumulus 5.15 renamed `qos roce enable` to `qos roce state`: the stand-in of 5.15
+    refuses `enable` (400) as NVUE's schema does; the role picks the key by the release."""
+    standin = nvue(applied={"system": {"build": "Cumulus Linux 5.15.0", "hostname": "leaf1"}})
+    hosts = inventory(tmp_path, cumulus={"leaf1": cumulus_host(standin, tls)})
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    assert standin.applied["qos"]["roce"] == {"state": "enabled", "mode": "lossless"}
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    assert recap(proc, "leaf1")["changed"] == 0
+
+
 def test_cumulus_all_ports_are_read_from_the_switch(nvue, tls, tmp_path, play):
     """`roce_switch_qos_ports: all`: every swp port NVUE lists gets the per-port part,
     the uplink swp51 included (no roce_switch_qos_uplinks needed); eth0 and lo do not."""

@@ -127,6 +127,25 @@ def _watchdog_on(policy):
 
 # --- Cumulus Linux (NVUE) ---------------------------------------------------------------
 
+# The key that turns NVIDIA's RoCE profile on, per release (first release, key, value):
+# Cumulus Linux 5.15 renamed `nv set qos roce enable on|off` to `nv set qos roce state
+# enabled|disabled` (CumulusNetworks/docs content/cumulus-linux-515/Whats-New/
+# New-and-Changed-NVUE-Commands.md, "Changes to Command Syntax"); 5.6-5.14 take `enable`.
+NVUE_ROCE_ON = (((5, 15), "state", "enabled"), ((0, 0), "enable", "on"))
+
+
+def release_tuple(release):
+    """(major, minor) of a release string ("5.15.0", "Cumulus Linux 5.9.1"); (0, 0) if none."""
+    found = re.search(r"([0-9]+)\.([0-9]+)", str(release or ""))
+    return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+
+
+def nvue_roce_on(release=None):
+    """{key: value} that turns `qos roce` on in ``release`` (unknown: before 5.15)."""
+    version = release_tuple(release)
+    _first, key, value = next(row for row in NVUE_ROCE_ON if version >= row[0])
+    return {key: value}
+
 
 def cumulus_policy(policy):
     """The policy with RoCE on traffic class 3, as NVIDIA's "Change RoCE Configuration"
@@ -143,7 +162,7 @@ def cumulus_policy(policy):
     return out
 
 
-def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
+def nvue_config(policy, ports, cable_length, lossless_pool_percent=None, release=None):
     """The NVUE tree (root keys ``qos`` and ``interface``) for a filled policy.
 
     ``qos roce mode lossless`` (or lossy without PFC) brings NVIDIA's RoCE defaults the
@@ -183,9 +202,9 @@ def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
         "probability": policy["ecn_mark_probability"],
     }
     qos = {
-        # `qos roce enable` is off by default (NVUE command reference, `nv set qos roce
-        # enable`); NVIDIA's procedure turns it on and picks the mode.
-        "roce": {"enable": "on", "mode": "lossless" if pfc else "lossy"},
+        # `qos roce enable` (5.15: `state`) is off by default (NVUE command reference);
+        # NVIDIA's procedure turns it on and picks the mode.
+        "roce": {**nvue_roce_on(release), "mode": "lossless" if pfc else "lossy"},
         "mapping": {"default-global": mapping},
         "egress-queue-mapping": {
             "default-global": {
@@ -664,7 +683,8 @@ def render(policy, switch_os, ports, cable_length, options=None):
         # One cable length for the fabric-wide PFC profile: the longest port's headroom
         # (without ports, every port of the switch: the longest length given).
         longest = max(lengths.values()) if ports else _longest(cable_length, options)
-        return _switch_wide_if(ports, nvue_config(policy, ports, longest, percent))
+        release = options.get("os_release") or None
+        return _switch_wide_if(ports, nvue_config(policy, ports, longest, percent, release))
     if switch_os == "sonic":
         model = options.get("sonic_buffer_model") or None
         return _switch_wide_if(ports, sonic_tables(policy, ports, lengths, model))
