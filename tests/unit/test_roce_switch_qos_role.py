@@ -287,6 +287,26 @@ def test_sonic_patch_apply_save_and_nothing_the_second_time(sonic, play):
     assert recap(proc, "sonic1")["changed"] == 0
 
 
+@pytest.mark.parametrize("asic", ["mellanox", "broadcom"])
+def test_sonic_roce_on_5_queue_and_pfc_to_pg_per_asic(sonic, play, asic):
+    """RoCE priority 5: queue 5 leaves the lossy 5-6 BUFFER_QUEUE row for the lossless
+    profile; the PFC priority to PG map is bound only on mellanox/barefoot ASICs (read
+    from `show version`)."""
+    db, env, hosts = sonic
+    args = ("-e", '{"rdma_roce_policy": {"roce_priority": 5}}')
+    proc, out = play(hosts, *args, env={**env, "SONIC_STANDIN_ASIC": asic})
+    assert proc.returncode == 0, out
+    configdb = json.loads(db.read_text())
+    assert configdb["BUFFER_QUEUE"]["Ethernet0|5"] == {"profile": "egress_lossless_profile"}
+    assert configdb["BUFFER_QUEUE"]["Ethernet0|6"] == {"profile": "egress_lossy_profile"}
+    assert "Ethernet0|5-6" not in configdb["BUFFER_QUEUE"]
+    bound = configdb["PORT_QOS_MAP"]["Ethernet0"].get("pfc_to_pg_map")
+    assert bound == ("RDMA_FABRIC" if asic == "mellanox" else None)
+    proc, out = play(hosts, *args, env={**env, "SONIC_STANDIN_ASIC": asic})
+    assert proc.returncode == 0, out
+    assert recap(proc, "sonic1")["changed"] == 0
+
+
 def test_sonic_all_ports_are_read_from_config_db(sonic, play, tmp_path):
     """`roce_switch_qos_ports: all`: every port of CONFIG_DB's PORT table, Ethernet8 too."""
     db, env, _ = sonic

@@ -318,3 +318,83 @@ def test_mlx5_standins_refuse_what_mlx5_refuses(tmp_path):
     assert "Cable len: 7" in run("mlnx_qos", "-i", "eth0").stdout  # ignored, as mlx5 does
     run("mlnx_qos", "-i", "eth0", "--cable_len", "40")
     assert "Cable len: 40" in run("mlnx_qos", "-i", "eth0").stdout
+
+
+# --- SONiC: the RoCE queue in the lossless egress pool; pfc_to_pg_map per ASIC ------------
+
+
+def _configdb(model="dynamic"):
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parent / "fixtures" / "switch_qos" / f"configdb_buffers_{model}.json"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("model", ["dynamic", "traditional"])
+def test_sonic_roce_queue_outside_3_4_gets_a_lossless_buffer_queue(model):
+    """roce_priority 5 left queue 5 in the platform's lossy egress row (buffers_config.j2
+    BUFFER_QUEUE: 3-4 egress_lossless_profile, 0-2 and 5-6 egress_lossy_profile)."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import (
+        buffer_tables,
+        parse_pg_lookup,
+    )
+    from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
+        apply_json_patch,
+        json_patch,
+    )
+
+    db = _configdb(model)
+    lookup = parse_pg_lookup(
+        (
+            __import__("pathlib").Path(__file__).parent
+            / "fixtures/switch_qos/pg_profile_lookup.ini"
+        ).read_text()
+    )
+    tables, errors = buffer_tables(PORTS, 5, dict.fromkeys(PORTS, 300), model, db, lookup)
+    assert errors == []
+    assert tables["BUFFER_QUEUE"] == {
+        f"{p}|{k}": v
+        for p in PORTS
+        for k, v in (
+            ("5-6", None),
+            ("6", {"profile": "egress_lossy_profile"}),
+            ("5", {"profile": "egress_lossless_profile"}),
+        )
+    }
+    after = apply_json_patch(db, json_patch(db, tables))
+    assert after["BUFFER_QUEUE"]["Ethernet8|5-6"] == db["BUFFER_QUEUE"]["Ethernet8|5-6"]
+    assert json_patch(after, tables) == []
+    # RoCE on 3 (the template's lossless row) changes no queue; 7 (no row) gets one.
+    assert (
+        "BUFFER_QUEUE"
+        not in buffer_tables(PORTS, 3, dict.fromkeys(PORTS, 300), model, db, lookup)[0]
+    )
+    seven = buffer_tables(PORTS, 7, dict.fromkeys(PORTS, 300), model, db, lookup)[0]
+    assert seven["BUFFER_QUEUE"] == {
+        f"{p}|7": {"profile": "egress_lossless_profile"} for p in PORTS
+    }
+    # Rendered without a switch: the queue's own row.
+    rendered = sonic_tables(policy(roce_priority=5), PORTS, 40, "dynamic")
+    assert rendered["BUFFER_QUEUE"] == {
+        f"{p}|5": {"profile": "egress_lossless_profile"} for p in PORTS
+    }
+    assert "BUFFER_QUEUE" not in sonic_tables(policy(), PORTS, 40, "dynamic")
+
+
+def test_sonic_pfc_to_pg_map_only_where_the_platform_binds_one():
+    """qos_config.j2 writes PFC_PRIORITY_TO_PRIORITY_GROUP_MAP and pfc_to_pg_map only for
+    asic_type mellanox and barefoot (pfc_to_pg_map_supported_asics)."""
+    for asic in ("mellanox", "barefoot"):
+        tables = sonic_tables(policy(roce_priority=5), PORTS, 40, None, asic)
+        assert tables["PORT_QOS_MAP"]["Ethernet0"]["pfc_to_pg_map"] == "RDMA_FABRIC"
+        assert tables["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] == {"RDMA_FABRIC": {"5": "5"}}
+    tables = sonic_tables(policy(roce_priority=5), PORTS, 40, None, "broadcom")
+    assert tables["PORT_QOS_MAP"]["Ethernet0"]["pfc_to_pg_map"] is None
+    assert tables["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] == {"RDMA_FABRIC": None}
+    assert tables["PORT_QOS_MAP"]["Ethernet0"]["tc_to_pg_map"] == "RDMA_FABRIC"
+    options = {"sonic_asic_type": "broadcom"}
+    assert (
+        render(policy(), "sonic", PORTS, 40, options)["PORT_QOS_MAP"]["Ethernet0"]["pfc_to_pg_map"]
+        is None
+    )

@@ -27,6 +27,11 @@ looks depends on the switch's buffer model (CONFIG_DB ``DEVICE_METADATA|localhos
   only), so a missing profile and its row are left to buffermgr, which writes both when
   the patch changes pfc_enable or CABLE_LENGTH (buffermgr.cpp doSpeedUpdateTask).
 
+The egress side: the RoCE queue must sit in the lossless egress pool. The buffer templates
+give queues 3-4 ``egress_lossless_profile`` and 0-2, 5-6 ``egress_lossy_profile``
+(sonic-buildimage files/build_templates/buffers_config.j2 BUFFER_QUEUE), so a RoCE queue
+elsewhere needs its own BUFFER_QUEUE row; a range row holding it is split (``queue_rows``).
+
 Rendered without a switch, a traditional row names the profile with the literal
 ``<speed>`` (``SPEED_TOKEN``): the port speed is read from CONFIG_DB PORT when applied.
 """
@@ -94,6 +99,66 @@ def _lossless(row, profiles):
     return "xoff" in (profiles.get(name) or {})
 
 
+# The buffer templates' egress profiles and the queues they give the lossless one.
+EGRESS_LOSSLESS_PROFILE = "egress_lossless_profile"
+EGRESS_LOSSLESS_POOL = "egress_lossless_pool"
+TEMPLATE_LOSSLESS_QUEUES = (3, 4)
+
+
+def _egress_lossless(name, profiles):
+    return (profiles.get(name) or {}).get("pool") == EGRESS_LOSSLESS_POOL
+
+
+def queue_rows(ports, queue, configdb=None):
+    """(BUFFER_QUEUE rows, errors) that put ``queue`` of each port on the lossless egress
+    profile. Rendered (no ``configdb``): a ``<port>|<queue>`` row unless the templates' 3-4
+    row holds it. Applied: nothing when a lossless row covers it; else the row covering it
+    is split so the queue gets its own lossless row and the rest keep their profile."""
+    if configdb is None:
+        if queue in TEMPLATE_LOSSLESS_QUEUES:
+            return {}, []
+        return {f"{p}|{queue}": {"profile": EGRESS_LOSSLESS_PROFILE} for p in ports}, []
+    profiles = configdb.get("BUFFER_PROFILE") or {}
+    lossless = sorted(n for n in profiles if _egress_lossless(n, profiles))
+    have = configdb.get("BUFFER_QUEUE") or {}
+    rows = {}
+    for port in ports:
+        covering = [
+            (k, r)
+            for k, r in have.items()
+            if _pg_ids(k) == (port, _pg_ids(k)[1]) and queue in _pg_ids(k)[1]
+        ]
+        if any(_egress_lossless((r or {}).get("profile", ""), profiles) for _k, r in covering):
+            continue
+        if queue in TEMPLATE_LOSSLESS_QUEUES and not covering:
+            continue  # no row at all: the platform's buffer template owns queues 3-4
+        if not lossless:
+            return None, [
+                f"rdma_roce_policy.roce_priority {queue}: CONFIG_DB has no egress lossless "
+                f"buffer profile (pool "
+                f"{EGRESS_LOSSLESS_POOL}) for BUFFER_QUEUE {port}|{queue}"
+            ]
+        for key, row in covering:
+            rows[key] = None
+            rest = sorted(_pg_ids(key)[1] - {queue})
+            for low, high in _runs(rest):
+                rows[f"{port}|{low}" if low == high else f"{port}|{low}-{high}"] = dict(row)
+        name = EGRESS_LOSSLESS_PROFILE if EGRESS_LOSSLESS_PROFILE in lossless else lossless[0]
+        rows[f"{port}|{queue}"] = {"profile": name}
+    return rows, []
+
+
+def _runs(numbers):
+    """[(low, high)] of consecutive runs in sorted ``numbers``."""
+    runs = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs
+
+
 def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None, notes=None):
     """(tables, errors): BUFFER_PG rows for the lossless PG ``pg``.
 
@@ -147,4 +212,10 @@ def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None, n
             "(`config apply-patch` refuses a new BUFFER_PROFILE)"
         )
     tables = {"BUFFER_PG": {k: v for k, v in rows.items() if v is not ABSENT}}
+    # The RoCE queue is the PG's number (TC_TO_QUEUE_MAP and TC_TO_PRIORITY_GROUP_MAP are
+    # identity on the lossless class).
+    queues, queue_errors = queue_rows(ports, pg, configdb or None)
+    errors += queue_errors
+    if queues:
+        tables["BUFFER_QUEUE"] = queues
     return (None if errors else tables), errors

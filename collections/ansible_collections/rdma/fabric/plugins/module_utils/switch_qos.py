@@ -52,6 +52,9 @@ EOS_PROFILE = "RDMA_FABRIC_ROCE"
 # type and weight do not change in place (an ETS change needs the row deleted and
 # re-created), so the patch removes such a row and adds it again in one apply-patch.
 SONIC_CREATE_ONLY = frozenset({"SCHEDULER"})
+# The ASIC types whose platform QoS binds a PFC priority to PG map
+# (sonic-buildimage files/build_templates/qos_config.j2 pfc_to_pg_map_supported_asics).
+SONIC_PFC_TO_PG_ASICS = ("mellanox", "barefoot")
 # The platform's lossless WRED profile (sonic-buildimage files/build_templates/qos_config.j2),
 # the only one `config apply-patch` 202205-202505 may tune (see sonic_tables).
 SONIC_WRED_PROFILE = "AZURE_LOSSLESS"
@@ -320,7 +323,7 @@ def _s(value):
     return str(value)
 
 
-def sonic_tables(policy, ports, cable_length, buffer_model=None):
+def sonic_tables(policy, ports, cable_length, buffer_model=None, asic_type="mellanox"):
     """CONFIG_DB tables for a filled policy: maps named RDMA_FABRIC bound to the RoCE
     ports (not the platform's AZURE map, whose DSCP 26 goes to TC 1), WRED with ECN,
     schedulers, per-queue bindings, PFC watchdog, port MTU and cable length per port
@@ -328,7 +331,11 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
 
     With ``buffer_model`` (dynamic or traditional) the lossless BUFFER_PG rows of the
     RoCE PG are rendered too (``sonic_buffers.buffer_tables``, no switch read); the
-    sonic_config_patch module computes them against the switch's CONFIG_DB instead."""
+    sonic_config_patch module computes them against the switch's CONFIG_DB instead.
+
+    ``asic_type`` (``show version`` ASIC): PFC_PRIORITY_TO_PRIORITY_GROUP_MAP and the
+    port's pfc_to_pg_map only on the ASICs qos_config.j2 writes them for."""
+    pfc_to_pg = asic_type in SONIC_PFC_TO_PG_ASICS
     lengths = cable_length if isinstance(cable_length, dict) else cable_lengths(ports, cable_length)
     prio_tc = policy["prio_tc"]
     pfc_tcs = _pfc_tcs(policy)
@@ -344,7 +351,7 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
         "tc_to_queue_map": name,
         "tc_to_pg_map": name,
         "pfc_to_queue_map": name,
-        "pfc_to_pg_map": name if pfc else None,
+        "pfc_to_pg_map": name if pfc and pfc_to_pg else None,
         "pfc_enable": pfc or None,
         "pfcwd_sw_enable": pfc if wd_on else None,
     }
@@ -398,7 +405,8 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
         # The PG a received PFC priority pauses: without it the platform's AZURE map
         # ({3: 3, 4: 4}) holds, and a RoCE priority elsewhere sends no pause.
         "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": {
-            name: {_s(p): _s(prio_tc[p]) for p in policy["pfc_priorities"]} or None
+            name: ({_s(p): _s(prio_tc[p]) for p in policy["pfc_priorities"]} if pfc_to_pg else {})
+            or None
         },
         "PORT_QOS_MAP": {port: dict(port_map) for port in ports},
         "WRED_PROFILE": {SONIC_WRED_PROFILE: wred},
@@ -687,7 +695,8 @@ def render(policy, switch_os, ports, cable_length, options=None):
         return _switch_wide_if(ports, nvue_config(policy, ports, longest, percent, release))
     if switch_os == "sonic":
         model = options.get("sonic_buffer_model") or None
-        return _switch_wide_if(ports, sonic_tables(policy, ports, lengths, model))
+        asic = options.get("sonic_asic_type") or "mellanox"
+        return _switch_wide_if(ports, sonic_tables(policy, ports, lengths, model, asic))
     if switch_os == "eos":
         return eos_config(
             policy,

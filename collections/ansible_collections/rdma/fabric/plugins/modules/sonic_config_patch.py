@@ -49,8 +49,9 @@ options:
   buffers:
     description:
       - The lossless priority group to give headroom on I(ports), computed against this
-        switch's CONFIG_DB and merged into I(config) (BUFFER_PG). Omit to leave buffers
-        alone.
+        switch's CONFIG_DB and merged into I(config) (BUFFER_PG, and BUFFER_QUEUE for a
+        queue outside the platform's lossless 3-4 - its lossy range row is split so the
+        queue gets the egress lossless profile). Omit to leave buffers alone.
       - Dynamic buffer model - C(<port>|<pg>) with profile C(NULL) (buffermgrdyn computes
         the headroom from speed, CABLE_LENGTH and MTU). Traditional - the profile
         C(pg_lossless_<speed>_<cable>m_profile); when CONFIG_DB lacks it, the profile and
