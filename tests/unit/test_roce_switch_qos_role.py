@@ -307,6 +307,17 @@ def test_sonic_roce_on_5_queue_and_pfc_to_pg_per_asic(sonic, play, asic):
     assert recap(proc, "sonic1")["changed"] == 0
 
 
+def test_sonic_cnp_on_7_gets_a_lossy_pg_row(sonic, play):
+    db, env, hosts = sonic
+    args = ("-e", '{"rdma_roce_policy": {"cnp_priority": 7}}')
+    proc, out = play(hosts, *args, env=env)
+    assert proc.returncode == 0, out
+    configdb = json.loads(db.read_text())
+    assert configdb["BUFFER_PG"]["Ethernet0|7"] == {"profile": "ingress_lossy_profile"}
+    proc, out = play(hosts, *args, env=env)
+    assert recap(proc, "sonic1")["changed"] == 0, out
+
+
 def test_sonic_all_ports_are_read_from_config_db(sonic, play, tmp_path):
     """`roce_switch_qos_ports: all`: every port of CONFIG_DB's PORT table, Ethernet8 too."""
     db, env, _ = sonic
@@ -489,6 +500,8 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
             "rdma_roce_policy": {"mtu": 9216},
         },
         "storm_50ms": {**local, "rdma_roce_policy": {"pfc_watchdog": {"detection_time_ms": 50}}},
+        "wred_drop_string": {**local, "rdma_roce_policy": {"wred_drop": "yes"}},
+        "dscps_swapped": {**local, "rdma_roce_policy": {"roce_dscp": 48, "cnp_dscp": 26}},
     }
     inv = tmp_path / "hosts.yml"
     inv.write_text(
@@ -521,6 +534,8 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
         "sonic_traditional_100m": "of sonic_traditional_100m must be among 5, 40, 300 m",
         "eos_mtu_9216": "rdma_roce_policy.mtu must be at most 9214 on eos",
         "storm_50ms": "rdma_roce_policy.pfc_watchdog.detection_time_ms must be 80-8000 ms",
+        "wred_drop_string": "rdma_roce_policy.wred_drop must be true or false",
+        "dscps_swapped": "rdma_roce_policy.roce_dscp and rdma_roce_policy.cnp_dscp",
     }
     for host, words in expected.items():
         assert recap(proc, host)["failed"] == 1, host

@@ -398,3 +398,45 @@ def test_sonic_pfc_to_pg_map_only_where_the_platform_binds_one():
         render(policy(), "sonic", PORTS, 40, options)["PORT_QOS_MAP"]["Ethernet0"]["pfc_to_pg_map"]
         is None
     )
+
+
+# --- priority 7, swapped DSCPs, wred_drop strings (review finding 7) -----------------------
+
+
+def test_sonic_cnp_on_7_gets_a_lossy_pg_row():
+    """CNP on priority 7 landed on PG 7 (TC 7 -> PG 7), which NVIDIA's buffer defaults give
+    no BUFFER_PG row (buffers_config.j2: <port>|0 lossy, 3-4 lossless)."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import buffer_tables
+
+    cnp7 = policy(cnp_priority=7)
+    rendered = sonic_tables(cnp7, PORTS, 40, "dynamic")
+    assert rendered["BUFFER_PG"]["Ethernet0|7"] == {"profile": "ingress_lossy_profile"}
+    db = _configdb()
+    tables, errors = buffer_tables(PORTS, 3, dict.fromkeys(PORTS, 40), "dynamic", db, lossy_pgs=[7])
+    assert errors == []
+    assert tables["BUFFER_PG"]["Ethernet4|7"] == {"profile": "ingress_lossy_profile"}
+    # RoCE on 7 is lossless (its own NULL row); CNP elsewhere adds no lossy row.
+    assert sonic_tables(policy(roce_priority=7), PORTS, 40, "dynamic")["BUFFER_PG"][
+        "Ethernet0|7"
+    ] == {"profile": "NULL"}
+    assert "Ethernet0|7" not in sonic_tables(policy(), PORTS, 40, "dynamic")["BUFFER_PG"]
+    no_lossy = {**db, "BUFFER_PROFILE": {}}
+    errors = buffer_tables(PORTS, 3, dict.fromkeys(PORTS, 40), "dynamic", no_lossy, lossy_pgs=[7])[
+        1
+    ]
+    assert errors and errors[0].startswith("rdma_roce_policy.cnp_priority")
+
+
+def test_swapped_roce_and_cnp_dscps_are_refused_naming_both():
+    errors = errors_of(roce_dscp=48, cnp_dscp=26)
+    assert len(errors) == 1
+    assert errors[0].startswith("rdma_roce_policy.roce_dscp and rdma_roce_policy.cnp_dscp")
+    assert errors_of(roce_dscp=24, cnp_dscp=48) == []
+
+
+@pytest.mark.parametrize("value", ["yes", "no", "true", "false", "on", 1, 0])
+def test_wred_drop_takes_a_boolean_only(value):
+    errors = errors_of(wred_drop=value)
+    assert len(errors) == 1 and errors[0].startswith(
+        "rdma_roce_policy.wred_drop must be true or false"
+    )

@@ -35,7 +35,9 @@ options:
         type: int
         default: 3
       roce_dscp:
-        description: DSCP (0-63) of RoCE traffic.
+        description:
+          - DSCP (0-63) of RoCE traffic.
+          - 48 with I(cnp_dscp) 26 (the RoCE/CNP convention swapped) is refused.
         type: int
         default: 26
       cnp_priority:
@@ -150,8 +152,11 @@ options:
       wred_drop:
         description:
           - Also drop non-ECN-capable packets early (WRED) in the ECN classes. C(false)
-            marks ECN-capable packets only, on every switch OS (SONiC C(wred_*_enable),
-            Cumulus C(red), EOS C(random-detect drop)).
+            marks ECN-capable packets only, on Cumulus (C(red)) and EOS (C(random-detect
+            drop)). A boolean; a string such as C("yes") is refused.
+          - SONiC keeps the WRED drop of its platform profile C(AZURE_LOSSLESS) (C(config
+            apply-patch) 202205-202505 may change only its green thresholds and
+            probability); the role warns where it differs from this value.
         type: bool
         default: false
 """

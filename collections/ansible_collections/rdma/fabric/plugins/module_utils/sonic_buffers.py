@@ -159,7 +159,13 @@ def _runs(numbers):
     return runs
 
 
-def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None, notes=None):
+# The platform's lossy ingress profile (buffers_config.j2: BUFFER_PG <port>|0).
+INGRESS_LOSSY_PROFILE = "ingress_lossy_profile"
+
+
+def buffer_tables(
+    ports, pg, cable_lengths, model, configdb=None, lookup=None, notes=None, lossy_pgs=()
+):
     """(tables, errors): BUFFER_PG rows for the lossless PG ``pg``.
 
     ``cable_lengths`` maps each port to meters. With ``configdb`` (applied), traditional
@@ -167,6 +173,11 @@ def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None, n
     ``lookup`` (``parse_pg_lookup``) and is left to buffermgr with its row (said in
     ``notes``); lossless rows of these ports on other PGs are removed (None). Errors name
     the variable a user changes.
+
+    ``lossy_pgs``: PGs the policy's traffic reaches without PFC (CNP on TC 7 -> PG 7, as
+    TC_TO_PRIORITY_GROUP_MAP keeps it); the buffer templates give only PG 0 a lossy row
+    (and 3-4 lossless), so each gets ``<port>|<pg>`` on ingress_lossy_profile unless a row
+    that stays covers it.
     """
     if model not in BUFFER_MODELS:
         return None, [
@@ -211,6 +222,21 @@ def buffer_tables(ports, pg, cable_lengths, model, configdb=None, lookup=None, n
             "from pg_profile_lookup.ini and the row once pfc_enable and CABLE_LENGTH are set "
             "(`config apply-patch` refuses a new BUFFER_PROFILE)"
         )
+    for lossy in lossy_pgs:
+        if configdb and INGRESS_LOSSY_PROFILE not in have_profiles:
+            errors.append(
+                f"rdma_roce_policy.cnp_priority: PG {lossy} needs a lossy buffer and CONFIG_DB "
+                f"has no BUFFER_PROFILE {INGRESS_LOSSY_PROFILE}"
+            )
+            break
+        for port in ports:
+            kept = [
+                k
+                for k in have_pgs
+                if _pg_ids(k)[0] == port and lossy in _pg_ids(k)[1] and rows.get(k, 0) is not None
+            ]
+            if not kept:
+                rows[f"{port}|{lossy}"] = {"profile": INGRESS_LOSSY_PROFILE}
     tables = {"BUFFER_PG": {k: v for k, v in rows.items() if v is not ABSENT}}
     # The RoCE queue is the PG's number (TC_TO_QUEUE_MAP and TC_TO_PRIORITY_GROUP_MAP are
     # identity on the lossless class).

@@ -118,6 +118,14 @@ def cable_lengths(ports, cable_length, per_port=None):
     return {port: int(per_port.get(port, cable_length)) for port in ports}
 
 
+def sonic_lossy_pgs(policy):
+    """PGs the policy's named traffic reaches without PFC, other than the shared PG 0: CNP
+    on TC 7 lands on PG 7 (TC_TO_PRIORITY_GROUP_MAP keeps TC 7 -> PG 7), which NVIDIA's
+    buffer defaults give no BUFFER_PG row."""
+    cnp_tc = policy["prio_tc"][policy["cnp_priority"]]
+    return [7] if cnp_tc == 7 and 7 not in _pfc_tcs(policy) else []
+
+
 def roce_pg(policy):
     """The RoCE priority group: its traffic class (TC_TO_PRIORITY_GROUP_MAP is identity
     on lossless classes; the switch checks make it the RoCE priority)."""
@@ -417,7 +425,9 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None, asic_type="mell
         "CABLE_LENGTH": {SONIC_CABLE_KEY: {port: f"{lengths[port]}m" for port in ports}},
     }
     if pfc_tcs and buffer_model:
-        buffers, errors = buffer_tables(ports, roce_pg(policy), lengths, buffer_model)
+        buffers, errors = buffer_tables(
+            ports, roce_pg(policy), lengths, buffer_model, lossy_pgs=sonic_lossy_pgs(policy)
+        )
         if errors:
             raise ValueError("; ".join(errors))
         tables.update(buffers)

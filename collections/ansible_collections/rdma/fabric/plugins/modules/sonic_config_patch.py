@@ -78,6 +78,14 @@ options:
         description: Port -> cable length in meters, where it differs.
         type: dict
         default: {}
+      lossy_pgs:
+        description:
+          - Priority groups the policy's traffic reaches without PFC besides PG 0 (CNP on
+            TC 7 lands on PG 7); each port gets a C(<port>|<pg>) row on
+            C(ingress_lossy_profile) unless a row already covers it.
+        type: list
+        elements: int
+        default: []
       model:
         description:
           - The buffer model; C(auto) reads CONFIG_DB C(DEVICE_METADATA|localhost)
@@ -196,7 +204,7 @@ def with_buffers(module, current, desired):
     lengths = cable_lengths(spec["ports"], spec["cable_length"], spec["cable_lengths"])
     notes = []
     tables, errors = buffer_tables(
-        spec["ports"], spec["pg"], lengths, model, current, lookup, notes
+        spec["ports"], spec["pg"], lengths, model, current, lookup, notes, spec["lossy_pgs"]
     )
     if errors:
         module.fail_json(msg="; ".join(errors), buffer_model=model)
@@ -224,6 +232,7 @@ def main():
                     "pg": {"type": "int", "required": True},
                     "cable_length": {"type": "int", "required": True},
                     "cable_lengths": {"type": "dict", "default": {}},
+                    "lossy_pgs": {"type": "list", "elements": "int", "default": []},
                     "model": {
                         "type": "str",
                         "choices": ["auto", "dynamic", "traditional"],
