@@ -139,8 +139,8 @@ def test_dcb_backend_says_it_leaves_the_host_buffers(run_cli, tmp_path):
     result = run_module(run_cli, env, {**args, "policy": BUFFERS, "knobs": False})
     assert not result.get("failed"), json.dumps(result)
     assert any(
-        f"roce_qos: {IF}: the dcb backend sets no host buffers; "
-        "rdma_roce_policy.host_cable_length_m, rdma_roce_policy.host_prio2buffer, "
+        f"roce_qos: {IF}: the dcb backend sets no host buffer split; "
+        "rdma_roce_policy.host_prio2buffer, "
         "rdma_roce_policy.host_buffer_size left to the NIC's own" in w
         for w in result["warnings"]
     ), result.get("warnings")

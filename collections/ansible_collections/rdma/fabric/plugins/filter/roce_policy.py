@@ -115,7 +115,8 @@ options:
       host_cable_length_m:
         description:
           - Cable length (1-999 m, mlx5 ignores 1000 and above) the host NIC sizes its
-            PFC headroom for (C(mlnx_qos --cable_len)). Unset follows I(cable_length_m),
+            PFC headroom for (C(mlnx_qos --cable_len), or C(dcb pfc set dev IF delay N) on
+            the dcb backend, which mlx5 takes as the cable length). Unset follows I(cable_length_m),
             or leaves the NIC's own (mlx5 - 7 m) when that is unset too.
         type: int
       host_prio2buffer:

@@ -51,9 +51,9 @@ DEFAULTS = {
     # (roce_switch_qos_cable_length's default) and the hosts' (unless host_cable_length_m
     # sets the hosts apart). None: switches 100 m (their role default), hosts the NIC's.
     "cable_length_m": None,
-    # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size). None
-    # follows cable_length_m, or leaves the NIC's own (mlx5: 7 m cable, its default
-    # buffer split) when that is unset too.
+    # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size; the dcb
+    # backend sets the cable length as `dcb pfc set delay`). None follows cable_length_m;
+    # the buffer split (prio2buffer, buffer_size) None leaves the NIC's own.
     "host_cable_length_m": None,
     "host_prio2buffer": None,
     "host_buffer_size": None,
