@@ -45,13 +45,16 @@ def test_plan_applied_through_the_standin_reads_back_as_the_policy(dcb):
     current, _ = Dcb("dcb").read(dcb, IF)
     assert (current["dcbx"], current["dcbx_flags"]) == ("firmware", ["cee", "ieee"])
     aspects, cmds, _ = plan(Dcb("dcb"), IF, current, DESIRED)
-    assert aspects == ["dcbx", "dscp2prio", "pfc", "ets"]
+    assert aspects == ["dcbx", "dscp2prio", "pfc", "ets", "cable_len"]
+    # The cable length rides on the `dcb pfc set` command (delay, the policy's 100 m).
+    assert cmds[2][-2:] == ["delay", "100"]
     assert [dcb(cmd)[0] for cmd in cmds] == [0, 0, 0, 0]
     assert dcb.log()[0] == f"dcb dcbx set dev {IF} host cee ieee"
     after, _ = Dcb("dcb").read(dcb, IF)
     # All 64 DSCPs (issue 22): the unnamed ones on priority 0, none left to mlx5's default.
     want = {d: [3 if d == 26 else 6 if d == 48 else 0] for d in range(64)}
     assert after["dcbx"] == "os" and after["dscp2prio"] == want
+    assert after["cable_len"] == 100
     assert plan(Dcb("dcb"), IF, after, DESIRED) == ([], [], [])
 
 

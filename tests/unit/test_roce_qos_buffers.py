@@ -36,9 +36,9 @@ BUFFERS = {
 }
 
 
-def test_defaults_leave_the_nic_buffers_and_follow_the_watchdog():
+def test_defaults_leave_the_nic_buffer_split_and_follow_the_watchdog():
     policy = policy_or_raise({})
-    assert [policy[k] for k in BUFFERS] == [None, None, None]
+    assert [policy[k] for k in BUFFERS] == [100, None, None]
     assert policy["host_pfc_storm_timeout_ms"] == 200
     off = policy_or_raise({"pfc_watchdog": {"enabled": False}})
     assert off["host_pfc_storm_timeout_ms"] == 0

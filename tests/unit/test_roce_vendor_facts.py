@@ -255,10 +255,17 @@ def test_sonic_standin_refuses_tables_without_yang_like_apply_patch(tmp_path, re
 
 
 def test_host_cable_length_follows_the_policy_unless_set_apart():
-    """Host buffers kept mlx5's 7 m while switches got 100 m: nothing linked them."""
+    """Host buffers kept mlx5's 7 m while switches got 100 m: nothing linked them.
+
+    Issue 22 item 6: the default too is one length for both ends, NVIDIA's RoCE 100 m.
+    """
     from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import desired_qos
 
-    assert policy()["host_cable_length_m"] is None  # unset: the NIC's own
+    default = policy()
+    assert (default["cable_length_m"], default["host_cable_length_m"]) == (100, 100)
+    assert desired_qos(default)["cable_len"] == 100
+    hosts_apart = policy(host_cable_length_m=5)
+    assert (hosts_apart["cable_length_m"], hosts_apart["host_cable_length_m"]) == (100, 5)
     linked = policy(cable_length_m=40)
     assert linked["host_cable_length_m"] == 40
     assert desired_qos(linked)["cable_len"] == 40

@@ -47,10 +47,11 @@ DEFAULTS = {
         "action": "drop",
     },
     "mtu": 9000,
-    # The fabric's cable length in meters for PFC headroom: set, it is the switches'
-    # (roce_switch_qos_cable_length's default) and the hosts' (unless host_cable_length_m
-    # sets the hosts apart). None: switches 100 m (their role default), hosts the NIC's.
-    "cable_length_m": None,
+    # The fabric's cable length in meters for PFC headroom, one value for both ends: the
+    # switches' (roce_switch_qos_cable_length's default) and the hosts' (unless
+    # host_cable_length_m sets the hosts apart). 100 m is NVIDIA's RoCE default (the
+    # switches' role default); the NIC's own (mlx5: 7 m) would disagree with the switch.
+    "cable_length_m": 100,
     # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size; the dcb
     # backend sets the cable length as `dcb pfc set delay`). None follows cable_length_m;
     # the buffer split (prio2buffer, buffer_size) None leaves the NIC's own.
