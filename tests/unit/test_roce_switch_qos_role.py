@@ -493,6 +493,15 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
             "roce_switch_qos_cable_length": 100,
             "roce_switch_qos_render_dir": str(tmp_path / "render"),
         },
+        # Issue 22 item 6: the default (the policy's cable_length_m, 100 m) is refused too.
+        "sonic_traditional_default": {
+            **local,
+            "rdma_switch_os": "sonic",
+            "roce_switch_qos_ports": ["Ethernet0"],
+            "roce_switch_qos_state": "rendered",
+            "roce_switch_qos_sonic_buffer_model": "traditional",
+            "roce_switch_qos_render_dir": str(tmp_path / "render"),
+        },
         "eos_mtu_9216": {
             **local,
             "rdma_switch_os": "eos",
@@ -532,6 +541,7 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
         "no_password": "roce_switch_qos_nvue_password",
         "sonic_202111": "roce_switch_qos_min_versions.sonic must be a SONiC release of 202205",
         "sonic_traditional_100m": "of sonic_traditional_100m must be among 5, 40, 300 m",
+        "sonic_traditional_default": "of sonic_traditional_default must be among 5, 40, 300 m",
         "eos_mtu_9216": "rdma_roce_policy.mtu must be at most 9214 on eos",
         "storm_50ms": "rdma_roce_policy.pfc_watchdog.detection_time_ms must be 80-8000 ms",
         "wred_drop_string": "rdma_roce_policy.wred_drop must be true or false",
