@@ -107,17 +107,18 @@ options:
         default: 9000
       cable_length_m:
         description:
-          - The fabric's cable length (1-10000 m) for PFC headroom. Set, it is the
-            switches' (the default of roce_switch_qos_cable_length) and the hosts' (unless
-            I(host_cable_length_m) sets them apart; a host NIC takes at most 999 m). Unset,
-            switches take 100 m and hosts keep their NIC's.
+          - The fabric's cable length (1-10000 m) for PFC headroom, one value for both
+            ends - the switches' (the default of roce_switch_qos_cable_length) and the
+            hosts' (unless I(host_cable_length_m) sets them apart; a host NIC takes at
+            most 999 m, so a longer one needs I(host_cable_length_m)). 100 m is NVIDIA's
+            RoCE default; the NIC's own (mlx5 - 7 m) is not kept.
         type: int
+        default: 100
       host_cable_length_m:
         description:
           - Cable length (1-999 m, mlx5 ignores 1000 and above) the host NIC sizes its
             PFC headroom for (C(mlnx_qos --cable_len), or C(dcb pfc set dev IF delay N) on
-            the dcb backend, which mlx5 takes as the cable length). Unset follows I(cable_length_m),
-            or leaves the NIC's own (mlx5 - 7 m) when that is unset too.
+            the dcb backend, which mlx5 takes as the cable length). Unset follows I(cable_length_m).
         type: int
       host_prio2buffer:
         description:
