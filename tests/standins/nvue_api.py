@@ -62,6 +62,9 @@ PREFIX = "/nvue_v1"
 # - `nv set qos roce enable`: default off (NVUE command reference, "nv set qos roce enable");
 #   `nv set qos roce mode`: default lossless ("RDMA over Converged Ethernet - RoCE":
 #   "NVUE defaults to roce mode lossless").
+#   Cumulus Linux 5.15 renamed `nv set qos roce enable on|off` to `nv set qos roce state
+#   enabled|disabled` (cumulus-linux-515 Whats-New/New-and-Changed-NVUE-Commands.md, "Changes
+#   to Command Syntax"): ROCE_SWITCH below, by the release in the applied `system build`.
 # - qos mapping default-global: trust l2, and DSCP n -> switch priority n >> 3 (Cumulus
 #   "Quality of Service", Classification: the default qos_features.conf maps DSCP 0-7 to
 #   priority 0 ... 24-31 to 3 ... 56-63 to 7).
@@ -126,9 +129,47 @@ SCHEMA = {
 }
 
 
-def schema_errors(body, parts=()):
-    """Where a PATCH body (at path ``parts``) leaves SCHEMA or a key's choices."""
-    node = SCHEMA
+# The RoCE on/off key per release: (first release, key, choices, default).
+ROCE_SWITCH = (
+    ((5, 15), "state", ("enabled", "disabled"), "disabled"),
+    ((5, 0), "enable", ("on", "off"), "off"),
+)
+# The release a stand-in serves when its applied tree names none (`system build`).
+DEFAULT_RELEASE = (5, 9)
+
+
+def release_of(tree):
+    """(major, minor) from a tree's `system build` ("Cumulus Linux 5.15.0"), or the default."""
+    build = ((tree or {}).get("system") or {}).get("build") or ""
+    words = build.replace("Cumulus Linux", "").strip().split(".")[:2]
+    numbers = [int(n) for n in words if n.isdigit()]
+    return tuple(numbers) if len(numbers) == 2 else DEFAULT_RELEASE
+
+
+def roce_switch(release=DEFAULT_RELEASE):
+    return next(row for row in ROCE_SWITCH if tuple(release) >= row[0])
+
+
+def _for_release(release):
+    """SCHEMA, CHOICES and DEFAULTS with the release's RoCE on/off key."""
+    _first, key, choices, default = roce_switch(release)
+    schema = copy.deepcopy(SCHEMA)
+    schema["qos"]["roce"] = {key: LEAF, "mode": LEAF}
+    options = {k: v for k, v in CHOICES.items() if k[:2] != ("qos", "roce") or k[2] == "mode"}
+    options[("qos", "roce", key)] = choices
+    defaults = copy.deepcopy(DEFAULTS)
+    defaults["qos"]["roce"] = {key: default, "mode": "lossless"}
+    return schema, options, defaults
+
+
+def schema_errors(body, parts=(), release=DEFAULT_RELEASE):
+    """Where a PATCH body (at path ``parts``) leaves SCHEMA or a key's choices (of the
+    release: `qos roce enable` before 5.15, `qos roce state` from 5.15)."""
+    node, choices, _defaults = _for_release(release)
+    return _walk(body, node, parts, choices)
+
+
+def _walk(body, node, parts, choices):
     pattern = []
     for part in parts:
         if not isinstance(node, dict):
@@ -137,17 +178,17 @@ def schema_errors(body, parts=()):
         if key is None:
             return [f"/{'/'.join(parts)}: '{part}' is not a property"]
         node, pattern = node[key], [*pattern, key]
-    return _check(body, node, list(parts), pattern)
+    return _check(body, node, list(parts), pattern, choices)
 
 
-def _check(value, node, path, pattern):
+def _check(value, node, path, pattern, all_choices):
     where = "/" + "/".join(path)
     if value is None:
         return []  # null removes
     if node == SET:
         return [] if value == {} else [f"{where}: a set member takes {{}}"]
     if node == LEAF:
-        choices = CHOICES.get(tuple(pattern))
+        choices = all_choices.get(tuple(pattern))
         if isinstance(value, dict):
             return [f"{where}: {value!r} is not a value"]
         if choices and value not in choices:
@@ -163,7 +204,7 @@ def _check(value, node, path, pattern):
                 f"{where}: Additional properties are not allowed ('{key}' was unexpected)"
             )
             continue
-        errors += _check(sub, node[name], [*path, key], [*pattern, name])
+        errors += _check(sub, node[name], [*path, key], [*pattern, name], all_choices)
     return errors
 
 
@@ -258,7 +299,8 @@ class NvueStandin:
 
     def effective(self, tree=None):
         """The applied configuration over the documented defaults (filled=true)."""
-        return _merge(DEFAULTS, self.applied if tree is None else tree)
+        defaults = _for_release(release_of(self.applied))[2]
+        return _merge(defaults, self.applied if tree is None else tree)
 
     def stop(self):
         if self._server:
@@ -398,7 +440,8 @@ class NvueStandin:
         body = self._json(headers, raw_body)
         if method == "PATCH" and not isinstance(body, dict):
             raise _Reject(400, "PATCH takes a JSON object")
-        problems = schema_errors(body, parts) if method == "PATCH" else []
+        release = release_of(self.applied)
+        problems = schema_errors(body, parts, release) if method == "PATCH" else []
         if problems:
             raise _Reject(400, "; ".join(problems))
         patch = body if method == "PATCH" else None

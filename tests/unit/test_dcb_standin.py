@@ -45,13 +45,16 @@ def test_plan_applied_through_the_standin_reads_back_as_the_policy(dcb):
     current, _ = Dcb("dcb").read(dcb, IF)
     assert (current["dcbx"], current["dcbx_flags"]) == ("firmware", ["cee", "ieee"])
     aspects, cmds, _ = plan(Dcb("dcb"), IF, current, DESIRED)
-    assert aspects == ["dcbx", "dscp2prio", "pfc", "ets"]
+    assert aspects == ["dcbx", "dscp2prio", "pfc", "ets", "cable_len"]
+    # The cable length rides on the `dcb pfc set` command (delay, the policy's 100 m).
+    assert cmds[2][-2:] == ["delay", "100"]
     assert [dcb(cmd)[0] for cmd in cmds] == [0, 0, 0, 0]
     assert dcb.log()[0] == f"dcb dcbx set dev {IF} host cee ieee"
     after, _ = Dcb("dcb").read(dcb, IF)
     # All 64 DSCPs (issue 22): the unnamed ones on priority 0, none left to mlx5's default.
     want = {d: [3 if d == 26 else 6 if d == 48 else 0] for d in range(64)}
     assert after["dcbx"] == "os" and after["dscp2prio"] == want
+    assert after["cable_len"] == 100
     assert plan(Dcb("dcb"), IF, after, DESIRED) == ([], [], [])
 
 
@@ -95,3 +98,31 @@ def test_no_flag_hands_dcbx_back_to_the_firmware(dcb):
 def test_a_netdev_without_state_is_not_a_dcb_port(dcb):
     rc, _out, err = dcb(["dcb", "-j", "-N", "pfc", "show", "dev", "veth0"])
     assert (rc, err.strip()) == (1, "Attribute read: Operation not supported")
+
+
+def test_dcb_backend_sets_the_cable_length_as_the_pfc_delay(dcb):
+    """Issue 22 item 6: the host cable length follows the policy on the dcb backend too.
+    dcb-buffer(8) has no cable length (prio-buffer, buffer-size only); mlx5 takes the
+    IEEE PFC delay as its cable length (en_dcbnl.c mlx5e_dcbnl_ieee_setpfc, 1-999 m),
+    which `dcb pfc set dev IF delay N` sets (dcb-pfc(8))."""
+    desired = desired_qos(policy_or_raise({"cable_length_m": 40}))
+    current, _ = Dcb("dcb").read(dcb, IF)
+    assert current["cable_len"] == 7, "mlx5's default, MLX5E_DEFAULT_CABLE_LEN"
+    aspects, cmds, drift = plan(Dcb("dcb"), IF, current, desired)
+    assert "cable_len" in aspects
+    pfc = [c for c in cmds if c[1] == "pfc"]
+    assert pfc == [
+        ["dcb", "pfc", "set", "dev", IF, "prio-pfc"]
+        + [f"{p}:{'on' if p == 3 else 'off'}" for p in range(8)]
+        + ["delay", "40"]
+    ]
+    assert [dcb(cmd)[0] for cmd in cmds] == [0] * len(cmds)
+    after, _ = Dcb("dcb").read(dcb, IF)
+    assert after["cable_len"] == 40 and after["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0]
+    assert plan(Dcb("dcb"), IF, after, desired) == ([], [], [])
+    # Alone (PFC already right): `dcb pfc set ... delay` keeps prio-pfc.
+    longer = desired_qos(policy_or_raise({"cable_length_m": 40, "host_cable_length_m": 300}))
+    _aspects, cmds, _ = plan(Dcb("dcb"), IF, after, longer)
+    assert cmds == [["dcb", "pfc", "set", "dev", IF, "delay", "300"]]
+    assert dcb(cmds[0])[0] == 0
+    assert Dcb("dcb").read(dcb, IF)[0]["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0]

@@ -224,3 +224,26 @@ def test_unknown_paths_and_values_are_refused(standin, path, body, words):
     status, reply = call(standin, "PATCH", path, body)
     assert status == 400 and words in reply["title"], reply
     assert standin.revisions["1"]["config"] == standin.applied, "nothing staged"
+
+
+# --- Cumulus 5.15 renamed `qos roce enable on|off` to `qos roce state enabled|disabled` ---
+# (CumulusNetworks/docs cumulus-linux-515 Whats-New/New-and-Changed-NVUE-Commands.md)
+
+
+@pytest.mark.parametrize(
+    ("build", "key", "on", "off"),
+    [
+        ("Cumulus Linux 5.9.1", "enable", "on", "off"),
+        ("Cumulus Linux 5.15.0", "state", "enabled", "disabled"),
+    ],
+)
+def test_roce_on_key_per_release(build, key, on, off):
+    server = NvueStandin(password="pw", applied={"system": {"build": build}})
+    assert server.effective()["qos"]["roce"] == {key: off, "mode": "lossless"}
+    release = tuple(int(n) for n in build.split()[-1].split(".")[:2])
+    other = "enable" if key == "state" else "state"
+    assert schema_errors({"qos": {"roce": {key: on}}}, release=release) == []
+    assert schema_errors({"qos": {"roce": {other: "on"}}}, release=release)
+    rendered = nvue_config(normalize_policy({})[0], ["swp1"], 100, release=build)
+    assert rendered["qos"]["roce"] == {key: on, "mode": "lossless"}
+    assert schema_errors(rendered, release=release) == []

@@ -32,7 +32,10 @@ from test_roce_qos import IF, STANDIN, dcb_outputs, load, mlnx_qos_standin_env, 
 
 POLICY = policy_or_raise({})
 DESIRED = desired_qos(POLICY)
-PFC_RESET = f"{IF}: PFC on 0,0,0,0,0,0,0,0, policy wants priority 3"
+PFC_OFF = f"{IF}: PFC on 0,0,0,0,0,0,0,0, policy wants priority 3"
+# dcb_pfc_off.json reads delay 0: the policy's host cable length (100 m, issue 22 item 6)
+# differs too.
+PFC_RESET = f"{PFC_OFF}; {IF}: cable_len 0, policy wants 100"
 
 
 def mlnx(fixture):
@@ -59,7 +62,10 @@ def test_a_port_set_by_the_policy_matches(state):
 
 def test_pfc_reset():
     state = dcb(pfc="dcb_pfc_off.json")
-    assert mismatches(state, DESIRED) == ["PFC on 0,0,0,0,0,0,0,0, policy wants priority 3"]
+    assert mismatches(state, DESIRED) == [
+        "PFC on 0,0,0,0,0,0,0,0, policy wants priority 3",
+        "cable_len 0, policy wants 100",
+    ]
 
 
 def test_pfc_on_the_wrong_priority_and_a_policy_with_two():
@@ -118,7 +124,9 @@ def test_ets_willing_and_vendor_tsa():
     ]
     state = mlnx("mlnx_qos_ofed4_dscp_pfc3.txt")
     lines = [line for line in mismatches(state, DESIRED) if not line.startswith("DSCP ")]
-    assert lines and all(line.startswith("ETS ") for line in lines), lines
+    # The fixture keeps mlx5's 7 m; the policy's host cable length is 100 m (issue 22).
+    assert lines[-1] == "cable_len 7, policy wants 100", lines
+    assert lines[:-1] and all(line.startswith("ETS ") for line in lines[:-1]), lines
 
 
 def test_knobs():
@@ -205,6 +213,7 @@ def test_check_fails_naming_every_difference():
     assert check["ok"] is False and "skipped" not in check
     assert check["detail"] == (
         "eth2: PFC on 0,0,0,0,0,0,0,0, policy wants priority 3; "
+        "eth2: cable_len 0, policy wants 100; "
         "eth3: ecn_roce_np_enable_3 is 0, policy wants 1; "
         "eth4 matches rdma_roce_policy (dcb)"
     )
@@ -353,7 +362,7 @@ def test_module_reads_every_netdev_in_one_call(run_cli, reset_port):
 
     check = rv.qos_check(result, {}, require_hw=False)
     assert check["ok"] is False
-    assert check["detail"].startswith(f"{PFC_RESET}; {IF}: no global RoCE ToS on this kernel")
+    assert check["detail"].startswith(f"{PFC_OFF}; {IF}: no global RoCE ToS on this kernel")
     assert "; not checked: ens4 has no DCB support" in check["detail"]
 
     # require_hw as the module's own: the netdev without DCB fails the read.
@@ -394,7 +403,7 @@ def test_role_reports_the_reset_pfc_in_check_mode(run_playbook, reset_port, tmp_
     proc, output = play({})
     # A failed health check fails the dry run too, after printing it (issue 28.3 d).
     assert proc.returncode == 2, output
-    assert f"FAIL check localhost RoCE QoS: {PFC_RESET}" in output, output
+    assert f"FAIL check localhost RoCE QoS: {PFC_OFF}" in output, output
     assert recap(proc)["changed"] == 0 and recap(proc)["failed"] == 1
     shown = subprocess.run(
         [str(STANDIN), "-i", IF], env={**os.environ, **env}, capture_output=True, text=True

@@ -142,7 +142,8 @@ def test_mlnx_qos_fresh_port_exact_commands():
     current, reason = mlnx_read("mlnx_qos_fresh_trust_pcp.txt")
     assert reason == ""
     aspects, cmds, drift = plan(MlnxQos("mlnx_qos"), IF, current, desired_qos(POLICY))
-    assert aspects == ["trust", "dscp2prio", "pfc", "ets"]
+    # Issue 22 item 6: the fixture's mlx5 7 m gives way to the policy's 100 m.
+    assert aspects == ["trust", "dscp2prio", "pfc", "ets", "cable_len"]
     base = ["mlnx_qos", "-i", IF]
     # Issue 22: all 64 DSCPs in one command (--dscp2prio appends), so DSCP 24-31 leave
     # mlx5's default priority 3 (the lossless one) for priority 0.
@@ -159,6 +160,7 @@ def test_mlnx_qos_fresh_port_exact_commands():
         + ["--prio_tc", "0,0,0,3,0,0,6,0"]
         + ["--tsa", "ets,strict,strict,ets,strict,strict,strict,strict"]
         + ["--tcbw", "50,0,0,50,0,0,0,0"],
+        base + ["--cable_len", "100"],
     ]
     assert "trust: pcp -> dscp" in drift
 
@@ -172,8 +174,8 @@ def test_mlnx_qos_partly_configured_port_only_ets():
     current, _ = mlnx_read("mlnx_qos_ofed4_dscp_pfc3.txt")
     aspects, cmds, _ = plan(MlnxQos("mlnx_qos"), IF, current, desired_qos(POLICY))
     # The fixture keeps mlx5's default map (DSCP 24-31 on priority 3): dscp2prio too.
-    assert aspects == ["dscp2prio", "ets"]
-    assert [c[3] for c in cmds] == ["--dscp2prio", "--prio_tc"]
+    assert aspects == ["dscp2prio", "ets", "cable_len"]
+    assert [c[3] for c in cmds] == ["--dscp2prio", "--prio_tc", "--cable_len"]
     assert "set,27,0" in cmds[0] and "set,26,3" not in cmds[0]
 
 
@@ -240,12 +242,13 @@ def test_dcb_default_port_exact_commands():
     run = runner(dcb_outputs("dcb_app_empty.json", "dcb_pfc_off.json", "dcb_ets_default.json"))
     current, _ = Dcb("dcb").read(run, IF)
     aspects, cmds, _ = plan(Dcb("dcb"), IF, current, desired_qos(POLICY))
-    assert aspects == ["dscp2prio", "pfc", "ets"]
+    assert aspects == ["dscp2prio", "pfc", "ets", "cable_len"]
     assert cmds == [
         ["dcb", "app", "replace", "dev", IF, "dscp-prio"]
         + [f"{d}:{3 if d == 26 else 6 if d == 48 else 0}" for d in range(64)],
         ["dcb", "pfc", "set", "dev", IF, "prio-pfc"]
-        + ["0:off", "1:off", "2:off", "3:on", "4:off", "5:off", "6:off", "7:off"],
+        + ["0:off", "1:off", "2:off", "3:on", "4:off", "5:off", "6:off", "7:off"]
+        + ["delay", "100"],
         ["dcb", "ets", "set", "dev", IF]
         + ["prio-tc", "0:0", "1:0", "2:0", "3:3", "4:0", "5:0", "6:6", "7:0"]
         + ["tc-tsa", "0:ets", "1:strict", "2:strict", "3:ets"]
@@ -300,6 +303,7 @@ def test_boot_commands_set_everything():
         "--dscp2prio",
         "--pfc",
         "--prio_tc",
+        "--cable_len",
     ]
 
 
@@ -427,6 +431,7 @@ def test_module_check_apply_idempotent_drift(run_cli, standin_env, tmp_path):
         "--dscp2prio",
         "--pfc",
         "--prio_tc",
+        "--cable_len",
     ]
     assert applied["commands"] == checked["commands"]
     assert tc.read_text() == "106\n"

@@ -36,9 +36,9 @@ BUFFERS = {
 }
 
 
-def test_defaults_leave_the_nic_buffers_and_follow_the_watchdog():
+def test_defaults_leave_the_nic_buffer_split_and_follow_the_watchdog():
     policy = policy_or_raise({})
-    assert [policy[k] for k in BUFFERS] == [None, None, None]
+    assert [policy[k] for k in BUFFERS] == [100, None, None]
     assert policy["host_pfc_storm_timeout_ms"] == 200
     off = policy_or_raise({"pfc_watchdog": {"enabled": False}})
     assert off["host_pfc_storm_timeout_ms"] == 0
@@ -139,8 +139,8 @@ def test_dcb_backend_says_it_leaves_the_host_buffers(run_cli, tmp_path):
     result = run_module(run_cli, env, {**args, "policy": BUFFERS, "knobs": False})
     assert not result.get("failed"), json.dumps(result)
     assert any(
-        f"roce_qos: {IF}: the dcb backend sets no host buffers; "
-        "rdma_roce_policy.host_cable_length_m, rdma_roce_policy.host_prio2buffer, "
+        f"roce_qos: {IF}: the dcb backend sets no host buffer split; "
+        "rdma_roce_policy.host_prio2buffer, "
         "rdma_roce_policy.host_buffer_size left to the NIC's own" in w
         for w in result["warnings"]
     ), result.get("warnings")

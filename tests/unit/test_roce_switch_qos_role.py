@@ -160,6 +160,19 @@ def test_cumulus_check_then_apply_then_nothing(nvue, tls, tmp_path, play):
     assert all(method == "GET" for method, _, _ in standin.log[calls:])
 
 
+def test_cumulus_515_gets_qos_roce_state(nvue, tls, tmp_path, play):
+    """Cumulus 5.15 renamed `qos roce enable` to `qos roce state`: the stand-in of 5.15
+    refuses `enable` (400) as NVUE's schema does; the role picks the key by the release."""
+    standin = nvue(applied={"system": {"build": "Cumulus Linux 5.15.0", "hostname": "leaf1"}})
+    hosts = inventory(tmp_path, cumulus={"leaf1": cumulus_host(standin, tls)})
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    assert standin.applied["qos"]["roce"] == {"state": "enabled", "mode": "lossless"}
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    assert recap(proc, "leaf1")["changed"] == 0
+
+
 def test_cumulus_all_ports_are_read_from_the_switch(nvue, tls, tmp_path, play):
     """`roce_switch_qos_ports: all`: every swp port NVUE lists gets the per-port part,
     the uplink swp51 included (no roce_switch_qos_uplinks needed); eth0 and lo do not."""
@@ -274,6 +287,37 @@ def test_sonic_patch_apply_save_and_nothing_the_second_time(sonic, play):
     assert recap(proc, "sonic1")["changed"] == 0
 
 
+@pytest.mark.parametrize("asic", ["mellanox", "broadcom"])
+def test_sonic_roce_on_5_queue_and_pfc_to_pg_per_asic(sonic, play, asic):
+    """RoCE priority 5: queue 5 leaves the lossy 5-6 BUFFER_QUEUE row for the lossless
+    profile; the PFC priority to PG map is bound only on mellanox/barefoot ASICs (read
+    from `show version`)."""
+    db, env, hosts = sonic
+    args = ("-e", '{"rdma_roce_policy": {"roce_priority": 5}}')
+    proc, out = play(hosts, *args, env={**env, "SONIC_STANDIN_ASIC": asic})
+    assert proc.returncode == 0, out
+    configdb = json.loads(db.read_text())
+    assert configdb["BUFFER_QUEUE"]["Ethernet0|5"] == {"profile": "egress_lossless_profile"}
+    assert configdb["BUFFER_QUEUE"]["Ethernet0|6"] == {"profile": "egress_lossy_profile"}
+    assert "Ethernet0|5-6" not in configdb["BUFFER_QUEUE"]
+    bound = configdb["PORT_QOS_MAP"]["Ethernet0"].get("pfc_to_pg_map")
+    assert bound == ("RDMA_FABRIC" if asic == "mellanox" else None)
+    proc, out = play(hosts, *args, env={**env, "SONIC_STANDIN_ASIC": asic})
+    assert proc.returncode == 0, out
+    assert recap(proc, "sonic1")["changed"] == 0
+
+
+def test_sonic_cnp_on_7_gets_a_lossy_pg_row(sonic, play):
+    db, env, hosts = sonic
+    args = ("-e", '{"rdma_roce_policy": {"cnp_priority": 7}}')
+    proc, out = play(hosts, *args, env=env)
+    assert proc.returncode == 0, out
+    configdb = json.loads(db.read_text())
+    assert configdb["BUFFER_PG"]["Ethernet0|7"] == {"profile": "ingress_lossy_profile"}
+    proc, out = play(hosts, *args, env=env)
+    assert recap(proc, "sonic1")["changed"] == 0, out
+
+
 def test_sonic_all_ports_are_read_from_config_db(sonic, play, tmp_path):
     """`roce_switch_qos_ports: all`: every port of CONFIG_DB's PORT table, Ethernet8 too."""
     db, env, _ = sonic
@@ -289,7 +333,7 @@ def test_sonic_all_ports_are_read_from_config_db(sonic, play, tmp_path):
     for port in ("Ethernet0", "Ethernet4", "Ethernet8"):
         assert configdb["PORT_QOS_MAP"][port]["pfc_enable"] == "3", port
         assert configdb["BUFFER_PG"][f"{port}|3"] == {"profile": "NULL"}, port
-        assert configdb["QUEUE"][f"{port}|3"]["wred_profile"] == "RDMA_FABRIC", port
+        assert configdb["QUEUE"][f"{port}|3"]["wred_profile"] == "AZURE_LOSSLESS", port
     proc, out = play(hosts, env=env)
     assert proc.returncode == 0, out
     assert recap(proc, "sonic1")["changed"] == 0
@@ -309,9 +353,23 @@ def test_sonic_traditional_buffers_from_the_lookup_file(sonic, play, tmp_path):
     proc, out = play(hosts, *args, "-e", "roce_switch_qos_cable_length=40", env=env)
     assert proc.returncode == 0, out
     configdb = json.loads(db.read_text())
-    assert configdb["BUFFER_PG"]["Ethernet4|3"] == {"profile": "pg_lossless_100000_40m_profile"}
-    assert configdb["BUFFER_PROFILE"]["pg_lossless_100000_40m_profile"]["xoff"] == "23552"
+    # `config apply-patch` refuses a new BUFFER_PROFILE: buffermgr writes it and the row.
+    assert "pg_lossless_100000_40m_profile" not in configdb["BUFFER_PROFILE"]
+    assert "Ethernet4|3" not in configdb["BUFFER_PG"]
     assert "Ethernet4|3-4" not in configdb["BUFFER_PG"]
+
+
+def test_sonic_without_pfc_wd_is_refused_before_any_change(sonic, play):
+    """`add /PFC_WD` is refused by the field operation validators (202205-202505)."""
+    db, env, hosts = sonic
+    doc = json.loads(db.read_text())
+    del doc["PFC_WD"]
+    db.write_text(json.dumps(doc))
+    original = db.read_text()
+    proc, out = play(hosts, env=env)
+    assert proc.returncode != 0, out
+    assert "pfcwd start_default" in out
+    assert db.read_text() == original
 
 
 def test_sonic_refused_patch_fails_with_the_updaters_message(sonic, play):
@@ -435,6 +493,15 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
             "roce_switch_qos_cable_length": 100,
             "roce_switch_qos_render_dir": str(tmp_path / "render"),
         },
+        # Issue 22 item 6: the default (the policy's cable_length_m, 100 m) is refused too.
+        "sonic_traditional_default": {
+            **local,
+            "rdma_switch_os": "sonic",
+            "roce_switch_qos_ports": ["Ethernet0"],
+            "roce_switch_qos_state": "rendered",
+            "roce_switch_qos_sonic_buffer_model": "traditional",
+            "roce_switch_qos_render_dir": str(tmp_path / "render"),
+        },
         "eos_mtu_9216": {
             **local,
             "rdma_switch_os": "eos",
@@ -442,6 +509,8 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
             "rdma_roce_policy": {"mtu": 9216},
         },
         "storm_50ms": {**local, "rdma_roce_policy": {"pfc_watchdog": {"detection_time_ms": 50}}},
+        "wred_drop_string": {**local, "rdma_roce_policy": {"wred_drop": "yes"}},
+        "dscps_swapped": {**local, "rdma_roce_policy": {"roce_dscp": 48, "cnp_dscp": 26}},
     }
     inv = tmp_path / "hosts.yml"
     inv.write_text(
@@ -472,8 +541,11 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
         "no_password": "roce_switch_qos_nvue_password",
         "sonic_202111": "roce_switch_qos_min_versions.sonic must be a SONiC release of 202205",
         "sonic_traditional_100m": "of sonic_traditional_100m must be among 5, 40, 300 m",
+        "sonic_traditional_default": "of sonic_traditional_default must be among 5, 40, 300 m",
         "eos_mtu_9216": "rdma_roce_policy.mtu must be at most 9214 on eos",
         "storm_50ms": "rdma_roce_policy.pfc_watchdog.detection_time_ms must be 80-8000 ms",
+        "wred_drop_string": "rdma_roce_policy.wred_drop must be true or false",
+        "dscps_swapped": "rdma_roce_policy.roce_dscp and rdma_roce_policy.cnp_dscp",
     }
     for host, words in expected.items():
         assert recap(proc, host)["failed"] == 1, host

@@ -16,6 +16,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     nvue_config,
     render,
     sonic_tables,
+    sonic_wred_note,
 )
 
 PORTS = ["Ethernet0", "Ethernet4"]
@@ -68,11 +69,15 @@ def test_sonic_roce_priority_0_is_refused_naming_it():
 
 def test_ecn_marks_without_wred_drop_by_default_on_every_os():
     """SONiC's WRED profile enabled WRED drop beside ECN (wred_*_enable true): non-ECT
-    packets in the RoCE queue were dropped where Cumulus and EOS only mark."""
+    packets in the RoCE queue were dropped where Cumulus and EOS only mark. SONiC's patch
+    cannot change wred_*_enable (gcu_field_operation_validators): it tunes the platform's
+    AZURE_LOSSLESS and says where its drop differs from the policy (sonic_wred_note)."""
     default = policy()
-    wred = sonic_tables(default, PORTS, 40)["WRED_PROFILE"]["RDMA_FABRIC"]
-    assert wred["ecn"] == "ecn_all"
-    assert [wred[f"wred_{c}_enable"] for c in ("green", "yellow", "red")] == ["false"] * 3
+    wred = sonic_tables(default, PORTS, 40)["WRED_PROFILE"]["AZURE_LOSSLESS"]
+    assert not [f for f in wred if f.startswith("wred_") or f == "ecn"]
+    stock = {"WRED_PROFILE": {"AZURE_LOSSLESS": {"wred_green_enable": "true"}}}
+    assert "non-ECN packets in the RoCE queue are dropped" in sonic_wred_note(stock, False)
+    assert sonic_wred_note(stock, True) is None
     ecn = nvue_config(default, ["swp1"], 100)["qos"]["congestion-control"]["default-global"]
     assert ecn["traffic-class"]["3"]["red"] == "disable"
     assert "random-detect drop" not in eos_config(default, ["Ethernet1"])
@@ -80,8 +85,8 @@ def test_ecn_marks_without_wred_drop_by_default_on_every_os():
 
 def test_wred_drop_when_the_policy_asks_on_every_os():
     drop = policy(wred_drop=True)
-    wred = sonic_tables(drop, PORTS, 40)["WRED_PROFILE"]["RDMA_FABRIC"]
-    assert [wred[f"wred_{c}_enable"] for c in ("green", "yellow", "red")] == ["true"] * 3
+    ecn_only = {"WRED_PROFILE": {"AZURE_LOSSLESS": {"wred_green_enable": "false"}}}
+    assert "without WRED drop" in sonic_wred_note(ecn_only, True)
     ecn = nvue_config(drop, ["swp1"], 100)["qos"]["congestion-control"]["default-global"]
     assert ecn["traffic-class"]["3"]["red"] == "enable"
     assert (
@@ -250,10 +255,17 @@ def test_sonic_standin_refuses_tables_without_yang_like_apply_patch(tmp_path, re
 
 
 def test_host_cable_length_follows_the_policy_unless_set_apart():
-    """Host buffers kept mlx5's 7 m while switches got 100 m: nothing linked them."""
+    """Host buffers kept mlx5's 7 m while switches got 100 m: nothing linked them.
+
+    Issue 22 item 6: the default too is one length for both ends, NVIDIA's RoCE 100 m.
+    """
     from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import desired_qos
 
-    assert policy()["host_cable_length_m"] is None  # unset: the NIC's own
+    default = policy()
+    assert (default["cable_length_m"], default["host_cable_length_m"]) == (100, 100)
+    assert desired_qos(default)["cable_len"] == 100
+    hosts_apart = policy(host_cable_length_m=5)
+    assert (hosts_apart["cable_length_m"], hosts_apart["host_cable_length_m"]) == (100, 5)
     linked = policy(cable_length_m=40)
     assert linked["host_cable_length_m"] == 40
     assert desired_qos(linked)["cable_len"] == 40
@@ -313,3 +325,125 @@ def test_mlx5_standins_refuse_what_mlx5_refuses(tmp_path):
     assert "Cable len: 7" in run("mlnx_qos", "-i", "eth0").stdout  # ignored, as mlx5 does
     run("mlnx_qos", "-i", "eth0", "--cable_len", "40")
     assert "Cable len: 40" in run("mlnx_qos", "-i", "eth0").stdout
+
+
+# --- SONiC: the RoCE queue in the lossless egress pool; pfc_to_pg_map per ASIC ------------
+
+
+def _configdb(model="dynamic"):
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parent / "fixtures" / "switch_qos" / f"configdb_buffers_{model}.json"
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("model", ["dynamic", "traditional"])
+def test_sonic_roce_queue_outside_3_4_gets_a_lossless_buffer_queue(model):
+    """roce_priority 5 left queue 5 in the platform's lossy egress row (buffers_config.j2
+    BUFFER_QUEUE: 3-4 egress_lossless_profile, 0-2 and 5-6 egress_lossy_profile)."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import (
+        buffer_tables,
+        parse_pg_lookup,
+    )
+    from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
+        apply_json_patch,
+        json_patch,
+    )
+
+    db = _configdb(model)
+    lookup = parse_pg_lookup(
+        (
+            __import__("pathlib").Path(__file__).parent
+            / "fixtures/switch_qos/pg_profile_lookup.ini"
+        ).read_text()
+    )
+    tables, errors = buffer_tables(PORTS, 5, dict.fromkeys(PORTS, 300), model, db, lookup)
+    assert errors == []
+    assert tables["BUFFER_QUEUE"] == {
+        f"{p}|{k}": v
+        for p in PORTS
+        for k, v in (
+            ("5-6", None),
+            ("6", {"profile": "egress_lossy_profile"}),
+            ("5", {"profile": "egress_lossless_profile"}),
+        )
+    }
+    after = apply_json_patch(db, json_patch(db, tables))
+    assert after["BUFFER_QUEUE"]["Ethernet8|5-6"] == db["BUFFER_QUEUE"]["Ethernet8|5-6"]
+    assert json_patch(after, tables) == []
+    # RoCE on 3 (the template's lossless row) changes no queue; 7 (no row) gets one.
+    assert (
+        "BUFFER_QUEUE"
+        not in buffer_tables(PORTS, 3, dict.fromkeys(PORTS, 300), model, db, lookup)[0]
+    )
+    seven = buffer_tables(PORTS, 7, dict.fromkeys(PORTS, 300), model, db, lookup)[0]
+    assert seven["BUFFER_QUEUE"] == {
+        f"{p}|7": {"profile": "egress_lossless_profile"} for p in PORTS
+    }
+    # Rendered without a switch: the queue's own row.
+    rendered = sonic_tables(policy(roce_priority=5), PORTS, 40, "dynamic")
+    assert rendered["BUFFER_QUEUE"] == {
+        f"{p}|5": {"profile": "egress_lossless_profile"} for p in PORTS
+    }
+    assert "BUFFER_QUEUE" not in sonic_tables(policy(), PORTS, 40, "dynamic")
+
+
+def test_sonic_pfc_to_pg_map_only_where_the_platform_binds_one():
+    """qos_config.j2 writes PFC_PRIORITY_TO_PRIORITY_GROUP_MAP and pfc_to_pg_map only for
+    asic_type mellanox and barefoot (pfc_to_pg_map_supported_asics)."""
+    for asic in ("mellanox", "barefoot"):
+        tables = sonic_tables(policy(roce_priority=5), PORTS, 40, None, asic)
+        assert tables["PORT_QOS_MAP"]["Ethernet0"]["pfc_to_pg_map"] == "RDMA_FABRIC"
+        assert tables["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] == {"RDMA_FABRIC": {"5": "5"}}
+    tables = sonic_tables(policy(roce_priority=5), PORTS, 40, None, "broadcom")
+    assert tables["PORT_QOS_MAP"]["Ethernet0"]["pfc_to_pg_map"] is None
+    assert tables["PFC_PRIORITY_TO_PRIORITY_GROUP_MAP"] == {"RDMA_FABRIC": None}
+    assert tables["PORT_QOS_MAP"]["Ethernet0"]["tc_to_pg_map"] == "RDMA_FABRIC"
+    options = {"sonic_asic_type": "broadcom"}
+    assert (
+        render(policy(), "sonic", PORTS, 40, options)["PORT_QOS_MAP"]["Ethernet0"]["pfc_to_pg_map"]
+        is None
+    )
+
+
+# --- priority 7, swapped DSCPs, wred_drop strings (review finding 7) -----------------------
+
+
+def test_sonic_cnp_on_7_gets_a_lossy_pg_row():
+    """CNP on priority 7 landed on PG 7 (TC 7 -> PG 7), which NVIDIA's buffer defaults give
+    no BUFFER_PG row (buffers_config.j2: <port>|0 lossy, 3-4 lossless)."""
+    from ansible_collections.rdma.fabric.plugins.module_utils.sonic_buffers import buffer_tables
+
+    cnp7 = policy(cnp_priority=7)
+    rendered = sonic_tables(cnp7, PORTS, 40, "dynamic")
+    assert rendered["BUFFER_PG"]["Ethernet0|7"] == {"profile": "ingress_lossy_profile"}
+    db = _configdb()
+    tables, errors = buffer_tables(PORTS, 3, dict.fromkeys(PORTS, 40), "dynamic", db, lossy_pgs=[7])
+    assert errors == []
+    assert tables["BUFFER_PG"]["Ethernet4|7"] == {"profile": "ingress_lossy_profile"}
+    # RoCE on 7 is lossless (its own NULL row); CNP elsewhere adds no lossy row.
+    assert sonic_tables(policy(roce_priority=7), PORTS, 40, "dynamic")["BUFFER_PG"][
+        "Ethernet0|7"
+    ] == {"profile": "NULL"}
+    assert "Ethernet0|7" not in sonic_tables(policy(), PORTS, 40, "dynamic")["BUFFER_PG"]
+    no_lossy = {**db, "BUFFER_PROFILE": {}}
+    errors = buffer_tables(PORTS, 3, dict.fromkeys(PORTS, 40), "dynamic", no_lossy, lossy_pgs=[7])[
+        1
+    ]
+    assert errors and errors[0].startswith("rdma_roce_policy.cnp_priority")
+
+
+def test_swapped_roce_and_cnp_dscps_are_refused_naming_both():
+    errors = errors_of(roce_dscp=48, cnp_dscp=26)
+    assert len(errors) == 1
+    assert errors[0].startswith("rdma_roce_policy.roce_dscp and rdma_roce_policy.cnp_dscp")
+    assert errors_of(roce_dscp=24, cnp_dscp=48) == []
+
+
+@pytest.mark.parametrize("value", ["yes", "no", "true", "false", "on", 1, 0])
+def test_wred_drop_takes_a_boolean_only(value):
+    errors = errors_of(wred_drop=value)
+    assert len(errors) == 1 and errors[0].startswith(
+        "rdma_roce_policy.wred_drop must be true or false"
+    )

@@ -52,7 +52,7 @@ def test_lookup_file_parsed_like_buffermgr():
 
 def test_lookup_file_found_from_platform_and_hwsku():
     assert lookup_path(configdb("traditional")) == (
-        "/usr/share/sonic/device/x86_64-standin/standin/pg_profile_lookup.ini"
+        "/usr/share/sonic/device/x86_64-standin/ACS-MSN2700/pg_profile_lookup.ini"
     )
 
 
@@ -80,23 +80,16 @@ def test_dynamic_model_roce_on_5_replaces_the_3_4_rows():
     assert json_patch(after, tables) == []
 
 
-def test_traditional_model_writes_profile_and_row_and_removes_stale_rows():
+def test_traditional_model_leaves_a_missing_profile_to_buffermgr_and_removes_stale_rows():
+    """`config apply-patch` refuses a new BUFFER_PROFILE (gcu_field_operation_validators):
+    buffermgr writes the profile and the row of pfc_enable itself."""
     db = configdb("traditional")
-    tables, errors = buffer_tables(PORTS, 3, lengths(40), "traditional", db, LOOKUP)
+    notes = []
+    tables, errors = buffer_tables(PORTS, 3, lengths(40), "traditional", db, LOOKUP, notes)
     assert errors == []
-    assert tables["BUFFER_PG"]["Ethernet0|3"] == {"profile": "pg_lossless_100000_40m_profile"}
+    assert "Ethernet0|3" not in tables["BUFFER_PG"] and "BUFFER_PROFILE" not in tables
     assert tables["BUFFER_PG"]["Ethernet0|3-4"] is None
-    # As buffermgr builds it: pool, xon, xon_offset, xoff, size, <pool mode>_th.
-    assert tables["BUFFER_PROFILE"] == {
-        "pg_lossless_100000_40m_profile": {
-            "pool": "ingress_lossless_pool",
-            "xon": "18432",
-            "xon_offset": "2496",
-            "xoff": "23552",
-            "size": "41984",
-            "dynamic_th": "0",
-        }
-    }
+    assert "Ethernet0|3 (pg_lossless_100000_40m_profile)" in notes[0]
     patch = json_patch(db, tables)
     after = apply_json_patch(db, patch)
     assert after["BUFFER_PG"]["Ethernet8|3-4"] == db["BUFFER_PG"]["Ethernet8|3-4"]

@@ -35,7 +35,9 @@ options:
         type: int
         default: 3
       roce_dscp:
-        description: DSCP (0-63) of RoCE traffic.
+        description:
+          - DSCP (0-63) of RoCE traffic.
+          - 48 with I(cnp_dscp) 26 (the RoCE/CNP convention swapped) is refused.
         type: int
         default: 26
       cnp_priority:
@@ -105,16 +107,18 @@ options:
         default: 9000
       cable_length_m:
         description:
-          - The fabric's cable length (1-10000 m) for PFC headroom. Set, it is the
-            switches' (the default of roce_switch_qos_cable_length) and the hosts' (unless
-            I(host_cable_length_m) sets them apart; a host NIC takes at most 999 m). Unset,
-            switches take 100 m and hosts keep their NIC's.
+          - The fabric's cable length (1-10000 m) for PFC headroom, one value for both
+            ends - the switches' (the default of roce_switch_qos_cable_length) and the
+            hosts' (unless I(host_cable_length_m) sets them apart; a host NIC takes at
+            most 999 m, so a longer one needs I(host_cable_length_m)). 100 m is NVIDIA's
+            RoCE default; the NIC's own (mlx5 - 7 m) is not kept.
         type: int
+        default: 100
       host_cable_length_m:
         description:
           - Cable length (1-999 m, mlx5 ignores 1000 and above) the host NIC sizes its
-            PFC headroom for (C(mlnx_qos --cable_len)). Unset follows I(cable_length_m),
-            or leaves the NIC's own (mlx5 - 7 m) when that is unset too.
+            PFC headroom for (C(mlnx_qos --cable_len), or C(dcb pfc set dev IF delay N) on
+            the dcb backend, which mlx5 takes as the cable length). Unset follows I(cable_length_m).
         type: int
       host_prio2buffer:
         description:
@@ -150,8 +154,11 @@ options:
       wred_drop:
         description:
           - Also drop non-ECN-capable packets early (WRED) in the ECN classes. C(false)
-            marks ECN-capable packets only, on every switch OS (SONiC C(wred_*_enable),
-            Cumulus C(red), EOS C(random-detect drop)).
+            marks ECN-capable packets only, on Cumulus (C(red)) and EOS (C(random-detect
+            drop)). A boolean; a string such as C("yes") is refused.
+          - SONiC keeps the WRED drop of its platform profile C(AZURE_LOSSLESS) (C(config
+            apply-patch) 202205-202505 may change only its green thresholds and
+            probability); the role warns where it differs from this value.
         type: bool
         default: false
 """

@@ -47,13 +47,14 @@ DEFAULTS = {
         "action": "drop",
     },
     "mtu": 9000,
-    # The fabric's cable length in meters for PFC headroom: set, it is the switches'
-    # (roce_switch_qos_cable_length's default) and the hosts' (unless host_cable_length_m
-    # sets the hosts apart). None: switches 100 m (their role default), hosts the NIC's.
-    "cable_length_m": None,
-    # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size). None
-    # follows cable_length_m, or leaves the NIC's own (mlx5: 7 m cable, its default
-    # buffer split) when that is unset too.
+    # The fabric's cable length in meters for PFC headroom, one value for both ends: the
+    # switches' (roce_switch_qos_cable_length's default) and the hosts' (unless
+    # host_cable_length_m sets the hosts apart). 100 m is NVIDIA's RoCE default (the
+    # switches' role default); the NIC's own (mlx5: 7 m) would disagree with the switch.
+    "cable_length_m": 100,
+    # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size; the dcb
+    # backend sets the cable length as `dcb pfc set delay`). None follows cable_length_m;
+    # the buffer split (prio2buffer, buffer_size) None leaves the NIC's own.
     "host_cable_length_m": None,
     "host_prio2buffer": None,
     "host_buffer_size": None,
@@ -96,6 +97,9 @@ PCP_REFUSED = (
     "configure; untagged RoCE would travel in priority 0, lossy and without ECN"
 )
 WATCHDOG_ACTIONS = ("drop", "forward", "alert")
+# (roce_dscp, cnp_dscp) refused: the convention (26, 48) swapped, a typing slip that puts
+# RoCE data in the CNP class (strict priority on every OS) and CNPs in the lossless one.
+SWAPPED_DSCPS = (48, 26)
 # ToS ECN field value of ECT(0): the RoCE packets RDMA-CM sends are ECN-capable.
 ECT0 = 2
 
@@ -225,6 +229,15 @@ def normalize_policy(policy):
     if out["roce_dscp"] is not None and out["roce_dscp"] == out["cnp_dscp"]:
         check.fail(
             _name("cnp_dscp"), "must differ from rdma_roce_policy.roce_dscp", merged["cnp_dscp"]
+        )
+    if (out["roce_dscp"], out["cnp_dscp"]) == SWAPPED_DSCPS:
+        check.fail(
+            _name("roce_dscp"),
+            f"and rdma_roce_policy.cnp_dscp ({SWAPPED_DSCPS[1]}) swap the convention (RoCE "
+            "DSCP 26, CNP DSCP 48, NVIDIA's and every switch OS's RoCE default): RoCE would "
+            "ride the CS6 class meant for CNPs and CNPs the RoCE class; set roce_dscp 26 and "
+            "cnp_dscp 48, or other values that do not mirror it",
+            out["roce_dscp"],
         )
     if out["pfc_priorities"] is not None and out["roce_priority"] is not None:
         stray = [p for p in out["pfc_priorities"] if p != out["roce_priority"]]
@@ -368,9 +381,15 @@ def normalize_policy(policy):
             "action": action,
         }
     out["mtu"] = check.integer(_name("mtu"), merged["mtu"], *MTU_RANGE, "an MTU in bytes")
-    out["wred_drop"] = _as_bool(merged["wred_drop"])
+    # A boolean only: a string ("yes", "false") is refused rather than read (YAML's yes/no
+    # unquoted are booleans already).
+    out["wred_drop"] = merged["wred_drop"] if isinstance(merged["wred_drop"], bool) else None
     if out["wred_drop"] is None:
-        check.fail(_name("wred_drop"), "must be true or false", merged["wred_drop"])
+        check.fail(
+            _name("wred_drop"),
+            "must be true or false (a boolean, not a string)",
+            merged["wred_drop"],
+        )
     dcbx = merged["nic_firmware_dcbx"]
     out["nic_firmware_dcbx"] = None if dcbx is None else _as_bool(dcbx)
     if dcbx is not None and out["nic_firmware_dcbx"] is None:

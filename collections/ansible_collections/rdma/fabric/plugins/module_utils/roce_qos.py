@@ -32,7 +32,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
 
 ASPECTS = ("dcbx", "trust", "dscp2prio", "pfc", "ets", "cable_len", "prio2buffer", "buffer_size")
 # Receive-buffer aspects: set only when the policy gives them, only by backends that read
-# them (mlnx_qos); None in the desired state means "leave the NIC's own".
+# them (mlnx_qos all three; dcb the cable length, as `dcb pfc ... delay`); None in the
+# desired state means "leave the NIC's own".
 BUFFER_ASPECTS = {
     "cable_len": "host_cable_length_m",
     "prio2buffer": "host_prio2buffer",
@@ -362,6 +363,9 @@ class Dcb:
             "prio_tc": ets["prio_tc"],
             "tc_tsa": ets["tc_tsa"],
             "tc_bw": ets["tc_bw"],
+            # mlx5 reports and takes its cable length (m) as the IEEE PFC delay
+            # (en_dcbnl.c mlx5e_dcbnl_ieee_getpfc/setpfc: dcbx.cable_len, 1-999).
+            **({"cable_len": pfc["delay"]} if pfc.get("delay") is not None else {}),
         }, ""
 
     def commands(self, iface, current, desired, aspects):
@@ -385,9 +389,16 @@ class Dcb:
             if pairs:
                 # replace, not add: add appends a second priority to the DSCP.
                 cmds.append([self.binary, "app", "replace"] + dev + ["dscp-prio"] + pairs)
+        pfc = []
         if "pfc" in aspects:
             state = [f"{p}:{'on' if on else 'off'}" for p, on in enumerate(desired["pfc"])]
-            cmds.append([self.binary, "pfc", "set"] + dev + ["prio-pfc"] + state)
+            pfc += ["prio-pfc"] + state
+        if "cable_len" in aspects and desired.get("cable_len") is not None:
+            # dcb-pfc(8) `delay`: mlx5 takes it as the cable length for the headroom; dcb
+            # pfc set keeps what it does not name (it reads, changes, writes back).
+            pfc += ["delay", str(desired["cable_len"])]
+        if pfc:
+            cmds.append([self.binary, "pfc", "set"] + dev + pfc)
         if "ets" in aspects:
             cmd = [self.binary, "ets", "set"] + dev
             if current.get("willing"):

@@ -52,6 +52,12 @@ EOS_PROFILE = "RDMA_FABRIC_ROCE"
 # type and weight do not change in place (an ETS change needs the row deleted and
 # re-created), so the patch removes such a row and adds it again in one apply-patch.
 SONIC_CREATE_ONLY = frozenset({"SCHEDULER"})
+# The ASIC types whose platform QoS binds a PFC priority to PG map
+# (sonic-buildimage files/build_templates/qos_config.j2 pfc_to_pg_map_supported_asics).
+SONIC_PFC_TO_PG_ASICS = ("mellanox", "barefoot")
+# The platform's lossless WRED profile (sonic-buildimage files/build_templates/qos_config.j2),
+# the only one `config apply-patch` 202205-202505 may tune (see sonic_tables).
+SONIC_WRED_PROFILE = "AZURE_LOSSLESS"
 # SONiC's CABLE_LENGTH table has one key (the buffer template's, "AZURE" on most images).
 SONIC_CABLE_KEY = "AZURE"
 
@@ -112,6 +118,14 @@ def cable_lengths(ports, cable_length, per_port=None):
     return {port: int(per_port.get(port, cable_length)) for port in ports}
 
 
+def sonic_lossy_pgs(policy):
+    """PGs the policy's named traffic reaches without PFC, other than the shared PG 0: CNP
+    on TC 7 lands on PG 7 (TC_TO_PRIORITY_GROUP_MAP keeps TC 7 -> PG 7), which NVIDIA's
+    buffer defaults give no BUFFER_PG row."""
+    cnp_tc = policy["prio_tc"][policy["cnp_priority"]]
+    return [7] if cnp_tc == 7 and 7 not in _pfc_tcs(policy) else []
+
+
 def roce_pg(policy):
     """The RoCE priority group: its traffic class (TC_TO_PRIORITY_GROUP_MAP is identity
     on lossless classes; the switch checks make it the RoCE priority)."""
@@ -123,6 +137,25 @@ def _watchdog_on(policy):
 
 
 # --- Cumulus Linux (NVUE) ---------------------------------------------------------------
+
+# The key that turns NVIDIA's RoCE profile on, per release (first release, key, value):
+# Cumulus Linux 5.15 renamed `nv set qos roce enable on|off` to `nv set qos roce state
+# enabled|disabled` (CumulusNetworks/docs content/cumulus-linux-515/Whats-New/
+# New-and-Changed-NVUE-Commands.md, "Changes to Command Syntax"); 5.6-5.14 take `enable`.
+NVUE_ROCE_ON = (((5, 15), "state", "enabled"), ((0, 0), "enable", "on"))
+
+
+def release_tuple(release):
+    """(major, minor) of a release string ("5.15.0", "Cumulus Linux 5.9.1"); (0, 0) if none."""
+    found = re.search(r"([0-9]+)\.([0-9]+)", str(release or ""))
+    return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+
+
+def nvue_roce_on(release=None):
+    """{key: value} that turns `qos roce` on in ``release`` (unknown: before 5.15)."""
+    version = release_tuple(release)
+    _first, key, value = next(row for row in NVUE_ROCE_ON if version >= row[0])
+    return {key: value}
 
 
 def cumulus_policy(policy):
@@ -140,7 +173,7 @@ def cumulus_policy(policy):
     return out
 
 
-def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
+def nvue_config(policy, ports, cable_length, lossless_pool_percent=None, release=None):
     """The NVUE tree (root keys ``qos`` and ``interface``) for a filled policy.
 
     ``qos roce mode lossless`` (or lossy without PFC) brings NVIDIA's RoCE defaults the
@@ -180,9 +213,9 @@ def nvue_config(policy, ports, cable_length, lossless_pool_percent=None):
         "probability": policy["ecn_mark_probability"],
     }
     qos = {
-        # `qos roce enable` is off by default (NVUE command reference, `nv set qos roce
-        # enable`); NVIDIA's procedure turns it on and picks the mode.
-        "roce": {"enable": "on", "mode": "lossless" if pfc else "lossy"},
+        # `qos roce enable` (5.15: `state`) is off by default (NVUE command reference);
+        # NVIDIA's procedure turns it on and picks the mode.
+        "roce": {**nvue_roce_on(release), "mode": "lossless" if pfc else "lossy"},
         "mapping": {"default-global": mapping},
         "egress-queue-mapping": {
             "default-global": {
@@ -298,7 +331,7 @@ def _s(value):
     return str(value)
 
 
-def sonic_tables(policy, ports, cable_length, buffer_model=None):
+def sonic_tables(policy, ports, cable_length, buffer_model=None, asic_type="mellanox"):
     """CONFIG_DB tables for a filled policy: maps named RDMA_FABRIC bound to the RoCE
     ports (not the platform's AZURE map, whose DSCP 26 goes to TC 1), WRED with ECN,
     schedulers, per-queue bindings, PFC watchdog, port MTU and cable length per port
@@ -306,7 +339,11 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
 
     With ``buffer_model`` (dynamic or traditional) the lossless BUFFER_PG rows of the
     RoCE PG are rendered too (``sonic_buffers.buffer_tables``, no switch read); the
-    sonic_config_patch module computes them against the switch's CONFIG_DB instead."""
+    sonic_config_patch module computes them against the switch's CONFIG_DB instead.
+
+    ``asic_type`` (``show version`` ASIC): PFC_PRIORITY_TO_PRIORITY_GROUP_MAP and the
+    port's pfc_to_pg_map only on the ASICs qos_config.j2 writes them for."""
+    pfc_to_pg = asic_type in SONIC_PFC_TO_PG_ASICS
     lengths = cable_length if isinstance(cable_length, dict) else cable_lengths(ports, cable_length)
     prio_tc = policy["prio_tc"]
     pfc_tcs = _pfc_tcs(policy)
@@ -322,20 +359,22 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
         "tc_to_queue_map": name,
         "tc_to_pg_map": name,
         "pfc_to_queue_map": name,
-        "pfc_to_pg_map": name if pfc else None,
+        "pfc_to_pg_map": name if pfc and pfc_to_pg else None,
         "pfc_enable": pfc or None,
         "pfcwd_sw_enable": pfc if wd_on else None,
     }
-    # ECN marks ECN-capable packets; WRED drop (of the others) only when the policy asks
-    # (wred_drop), as Cumulus' `red` and EOS' `random-detect drop` do. The platform's
-    # AZURE_LOSSLESS profile enables both (sonic-buildimage qos_config.j2).
-    wred = {"ecn": "ecn_all"}
-    drop = "true" if policy["wred_drop"] else "false"
-    for color in ("green", "yellow", "red"):
-        wred[f"wred_{color}_enable"] = drop
-        wred[f"{color}_min_threshold"] = _s(_bytes(policy["ecn_min_threshold_kb"]))
-        wred[f"{color}_max_threshold"] = _s(_bytes(policy["ecn_max_threshold_kb"]))
-        wred[f"{color}_drop_probability"] = _s(policy["ecn_mark_probability"])
+    # ECN on the platform's lossless WRED profile: `config apply-patch` 202205-202505 lets a
+    # patch change WRED_PROFILE only in AZURE_LOSSLESS's green thresholds and drop
+    # probability, by replace (sonic-utilities generic_config_updater
+    # gcu_field_operation_validators.conf.json "ECN tuning"); a new profile, another field
+    # or colour is refused. RoCE traffic is not policed, so it is green. WRED drop stays as
+    # the platform profile has it (wred_*_enable "true" in sonic-buildimage qos_config.j2):
+    # the role warns when the policy's wred_drop differs (see sonic_wred_note).
+    wred = {
+        "green_min_threshold": _s(_bytes(policy["ecn_min_threshold_kb"])),
+        "green_max_threshold": _s(_bytes(policy["ecn_max_threshold_kb"])),
+        "green_drop_probability": _s(policy["ecn_mark_probability"]),
+    }
     schedulers = {}
     for tc, bandwidth in enumerate(policy["tc_bw"]):
         if bandwidth:
@@ -347,7 +386,7 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
         for tc in range(8):
             queues[f"{port}|{tc}"] = {
                 "scheduler": f"{name}_TC{tc}",
-                "wred_profile": name if tc in ecn_tcs else None,
+                "wred_profile": SONIC_WRED_PROFILE if tc in ecn_tcs else None,
             }
     if wd_on:
         action = SWITCH_WATCHDOG_ACTIONS["sonic"][watchdog["action"]]
@@ -374,10 +413,11 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
         # The PG a received PFC priority pauses: without it the platform's AZURE map
         # ({3: 3, 4: 4}) holds, and a RoCE priority elsewhere sends no pause.
         "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP": {
-            name: {_s(p): _s(prio_tc[p]) for p in policy["pfc_priorities"]} or None
+            name: ({_s(p): _s(prio_tc[p]) for p in policy["pfc_priorities"]} if pfc_to_pg else {})
+            or None
         },
         "PORT_QOS_MAP": {port: dict(port_map) for port in ports},
-        "WRED_PROFILE": {name: wred},
+        "WRED_PROFILE": {SONIC_WRED_PROFILE: wred},
         "SCHEDULER": schedulers,
         "QUEUE": queues,
         "PFC_WD": pfc_wd,
@@ -385,11 +425,74 @@ def sonic_tables(policy, ports, cable_length, buffer_model=None):
         "CABLE_LENGTH": {SONIC_CABLE_KEY: {port: f"{lengths[port]}m" for port in ports}},
     }
     if pfc_tcs and buffer_model:
-        buffers, errors = buffer_tables(ports, roce_pg(policy), lengths, buffer_model)
+        buffers, errors = buffer_tables(
+            ports, roce_pg(policy), lengths, buffer_model, lossy_pgs=sonic_lossy_pgs(policy)
+        )
         if errors:
             raise ValueError("; ".join(errors))
         tables.update(buffers)
     return tables
+
+
+def sonic_patch_problems(current, desired):
+    """What ``config apply-patch`` 202205-202505 cannot do to ``current`` for ``desired``:
+    its field operation validators (sonic-utilities generic_config_updater
+    gcu_field_operation_validators.conf.json) refuse a new PFC_WD table (only fields of
+    existing rows) and a new WRED profile or field (only AZURE_LOSSLESS green values, by
+    replace). Messages say what to do on the switch; [] when the patch can pass."""
+    problems = []
+    wants_wd = any(row for row in (desired.get("PFC_WD") or {}).values())
+    if wants_wd and not current.get("PFC_WD"):
+        problems.append(
+            "CONFIG_DB has no PFC_WD table and `config apply-patch` refuses to add one (its "
+            "field operation validators allow PFC_WD fields of existing rows only): start the "
+            "watchdog once on the switch (`pfcwd start_default`), or set "
+            "rdma_roce_policy.pfc_watchdog.enabled false"
+        )
+    for name, fields in (desired.get("WRED_PROFILE") or {}).items():
+        have = (current.get("WRED_PROFILE") or {}).get(name)
+        wanted = [f for f, v in (fields or {}).items() if v is not None]
+        missing = sorted(f for f in wanted if f not in (have or {}))
+        if have is None or missing:
+            what = "is absent" if have is None else "lacks " + ", ".join(missing)
+            problems.append(
+                f"WRED_PROFILE {name} {what} "
+                "and `config apply-patch` may only replace its green thresholds and probability: "
+                "load the platform QoS (`config qos reload`) first"
+            )
+    return problems
+
+
+def sonic_sai_wred(current, desired):
+    """``desired`` without the drop probability of a colour the switch's profile runs
+    ECN-only (``wred_<colour>_enable`` "false"): NVIDIA's SAI refuses a drop probability
+    on a colour whose WRED is disabled (Mellanox/SAI-Implementation mlnx_sai_wred.c)."""
+    out = copy.deepcopy(desired)
+    for name, fields in (out.get("WRED_PROFILE") or {}).items():
+        have = (current.get("WRED_PROFILE") or {}).get(name) or {}
+        for color in ("green", "yellow", "red"):
+            if have.get(f"wred_{color}_enable") == "false" and fields:
+                fields.pop(f"{color}_drop_probability", None)
+    return out
+
+
+def sonic_wred_note(current, policy_drop):
+    """A warning when the switch's lossless WRED profile drops otherwise than the policy's
+    wred_drop asks, or None; the patch cannot change wred_*_enable (see sonic_tables)."""
+    have = (current.get("WRED_PROFILE") or {}).get(SONIC_WRED_PROFILE) or {}
+    enabled = have.get("wred_green_enable")
+    if enabled is None or (enabled == "true") == bool(policy_drop):
+        return None
+    return (
+        f"WRED_PROFILE {SONIC_WRED_PROFILE} has wred_green_enable {enabled} while "
+        f"rdma_roce_policy.wred_drop is {str(bool(policy_drop)).lower()}: `config apply-patch` "
+        "may change only its green thresholds and probability, so "
+        + (
+            "non-ECN packets in the RoCE queue are dropped early (WRED) besides ECN marking"
+            if enabled == "true"
+            else "the RoCE queue marks ECN without WRED drop"
+        )
+    )
 
 
 def _pointer(*parts):
@@ -598,10 +701,12 @@ def render(policy, switch_os, ports, cable_length, options=None):
         # One cable length for the fabric-wide PFC profile: the longest port's headroom
         # (without ports, every port of the switch: the longest length given).
         longest = max(lengths.values()) if ports else _longest(cable_length, options)
-        return _switch_wide_if(ports, nvue_config(policy, ports, longest, percent))
+        release = options.get("os_release") or None
+        return _switch_wide_if(ports, nvue_config(policy, ports, longest, percent, release))
     if switch_os == "sonic":
         model = options.get("sonic_buffer_model") or None
-        return _switch_wide_if(ports, sonic_tables(policy, ports, lengths, model))
+        asic = options.get("sonic_asic_type") or "mellanox"
+        return _switch_wide_if(ports, sonic_tables(policy, ports, lengths, model, asic))
     if switch_os == "eos":
         return eos_config(
             policy,

@@ -451,10 +451,15 @@ def main():
         )
     backend = pick_backend(module)
     result["backend"] = backend.name
-    left_to_nic = [key for aspect, key in BUFFER_ASPECTS.items() if desired[aspect] is not None]
+    # dcb sets the cable length (`dcb pfc set ... delay`), not the buffer split.
+    left_to_nic = [
+        key
+        for aspect, key in BUFFER_ASPECTS.items()
+        if desired[aspect] is not None and aspect != "cable_len"
+    ]
     if backend.name == "dcb" and left_to_nic and module.params["state"] == "present":
         module.warn(
-            f"roce_qos: {iface}: the dcb backend sets no host buffers; "
+            f"roce_qos: {iface}: the dcb backend sets no host buffer split; "
             + ", ".join(f"rdma_roce_policy.{key}" for key in left_to_nic)
             + " left to the NIC's own (mlnx_qos, from mlnx-tools, sets them)"
         )

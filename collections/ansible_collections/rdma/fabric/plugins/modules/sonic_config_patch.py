@@ -20,6 +20,13 @@ description:
     would leave empty is removed whole (the config updater refuses empty tables).
   - A rejected patch fails the task with the updater's own error lines; the updater
     applies nothing of a patch it rejects in validation.
+  - What the updater's field operation validators (releases 202205-202505) would refuse
+    fails before any change, saying what to do on the switch - a PFC_WD table the switch
+    lacks (start the watchdog with C(pfcwd start_default)), a WRED profile or field the
+    switch lacks (only the green thresholds and probability of an existing profile may be
+    replaced).
+  - A drop probability is left out for a colour the switch's WRED profile runs ECN-only
+    (C(wred_<colour>_enable) false), because NVIDIA's SAI refuses it.
   - Runs on the switch (SSH, C(become) for C(config)).
 version_added: 0.1.0
 author: rdma-fabric contributors (@rdma-fabric)
@@ -42,14 +49,16 @@ options:
   buffers:
     description:
       - The lossless priority group to give headroom on I(ports), computed against this
-        switch's CONFIG_DB and merged into I(config) (BUFFER_PG, and BUFFER_PROFILE in the
-        traditional model). Omit to leave buffers alone.
+        switch's CONFIG_DB and merged into I(config) (BUFFER_PG, and BUFFER_QUEUE for a
+        queue outside the platform's lossless 3-4 - its lossy range row is split so the
+        queue gets the egress lossless profile). Omit to leave buffers alone.
       - Dynamic buffer model - C(<port>|<pg>) with profile C(NULL) (buffermgrdyn computes
         the headroom from speed, CABLE_LENGTH and MTU). Traditional - the profile
-        C(pg_lossless_<speed>_<cable>m_profile) (written from the platform's
-        pg_profile_lookup.ini when CONFIG_DB lacks it; a speed/length pair the file does not
-        list fails before any change). In both, lossless rows of these ports on other
-        priority groups (an old C(3-4)) are removed.
+        C(pg_lossless_<speed>_<cable>m_profile); when CONFIG_DB lacks it, the profile and
+        the row are left to buffermgr, which writes both from the platform's
+        pg_profile_lookup.ini (the updater refuses a new BUFFER_PROFILE); a speed/length
+        pair the file does not list fails before any change. In both, lossless rows of these
+        ports on other priority groups (an old C(3-4)) are removed.
     type: dict
     suboptions:
       ports:
@@ -69,6 +78,14 @@ options:
         description: Port -> cable length in meters, where it differs.
         type: dict
         default: {}
+      lossy_pgs:
+        description:
+          - Priority groups the policy's traffic reaches without PFC besides PG 0 (CNP on
+            TC 7 lands on PG 7); each port gets a C(<port>|<pg>) row on
+            C(ingress_lossy_profile) unless a row already covers it.
+        type: list
+        elements: int
+        default: []
       model:
         description:
           - The buffer model; C(auto) reads CONFIG_DB C(DEVICE_METADATA|localhost)
@@ -82,6 +99,12 @@ options:
             C(/usr/share/sonic/device/<platform>/<hwsku>/pg_profile_lookup.ini) from
             DEVICE_METADATA.
         type: path
+  wred_drop:
+    description:
+      - The policy's WRED drop choice; when given, a warning says where the switch's
+        C(AZURE_LOSSLESS) profile drops otherwise (the patch cannot change
+        C(wred_*_enable)).
+    type: bool
 extends_documentation_fragment:
   - rdma.fabric.attributes
 attributes:
@@ -147,6 +170,9 @@ from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     cable_lengths,
     diff_view,
     json_patch,
+    sonic_patch_problems,
+    sonic_sai_wred,
+    sonic_wred_note,
     tables_view,
 )
 
@@ -176,9 +202,14 @@ def with_buffers(module, current, desired):
         except OSError as exc:
             module.fail_json(msg=f"cannot read the PG profile lookup file {path}: {exc}")
     lengths = cable_lengths(spec["ports"], spec["cable_length"], spec["cable_lengths"])
-    tables, errors = buffer_tables(spec["ports"], spec["pg"], lengths, model, current, lookup)
+    notes = []
+    tables, errors = buffer_tables(
+        spec["ports"], spec["pg"], lengths, model, current, lookup, notes, spec["lossy_pgs"]
+    )
     if errors:
         module.fail_json(msg="; ".join(errors), buffer_model=model)
+    for note in notes:
+        module.warn(note)
     return {**desired, **tables}, model
 
 
@@ -192,6 +223,7 @@ def main():
     module = AnsibleModule(
         argument_spec={
             "config": {"type": "dict", "required": True},
+            "wred_drop": {"type": "bool"},
             "save": {"type": "bool", "default": True},
             "buffers": {
                 "type": "dict",
@@ -200,6 +232,7 @@ def main():
                     "pg": {"type": "int", "required": True},
                     "cable_length": {"type": "int", "required": True},
                     "cable_lengths": {"type": "dict", "default": {}},
+                    "lossy_pgs": {"type": "list", "elements": "int", "default": []},
                     "model": {
                         "type": "str",
                         "choices": ["auto", "dynamic", "traditional"],
@@ -221,6 +254,14 @@ def main():
     model = None
     if module.params["buffers"]:
         desired, model = with_buffers(module, current, desired)
+    desired = sonic_sai_wred(current, desired)
+    problems = sonic_patch_problems(current, desired)
+    if problems:
+        module.fail_json(msg="; ".join(problems), changed=False, patch=[])
+    if module.params["wred_drop"] is not None:
+        note = sonic_wred_note(current, module.params["wred_drop"])
+        if note:
+            module.warn(note)
     patch = json_patch(current, desired)
     before = tables_view(current, desired)
     after = tables_view(apply_json_patch(current, patch), desired)
