@@ -129,12 +129,23 @@ test-fast: lint unit
 # bound) run in the background while lint and unit (CPU) run; molecule, ee and e2e wait.
 # The sub-makes take the venv as it is (-o): this make has just made it (or was told
 # not to, with -o, which make does not pass down).
-test: deps venv
-	tests/harness/with-background.sh \
+# Each phase is timed (tests/harness/phase.sh; Molecule per scenario, the background builds
+# too) and the table is printed at the end, passed or failed (.cache/phase-times).
+PHASE := tests/harness/phase.sh run
+SUBMAKE := $(MAKE) --no-print-directory -o $(VENV)/.stamp
+test: export RDMA_FABRIC_PHASE_LOG = $(CURDIR)/.cache/phase-times
+test:
+	@tests/harness/phase.sh reset
+	@rc=0; { $(PHASE) deps $(MAKE) --no-print-directory deps \
+	  && $(PHASE) venv $(MAKE) --no-print-directory venv \
+	  && tests/harness/with-background.sh \
 	    images '$(MAKE) --no-print-directory images' \
 	    lab-image '$(MAKE) --no-print-directory lab-image' \
-	    -- $(MAKE) --no-print-directory -o $(VENV)/.stamp lint unit
-	$(MAKE) --no-print-directory -o $(VENV)/.stamp molecule ee e2e
+	    -- sh -c "$(PHASE) lint $(SUBMAKE) lint && $(PHASE) unit $(SUBMAKE) unit" \
+	  && $(PHASE) molecule $(SUBMAKE) molecule \
+	  && $(PHASE) ee $(SUBMAKE) ee \
+	  && $(PHASE) e2e $(SUBMAKE) e2e; } || rc=$$?; \
+	tests/harness/phase.sh table; exit $$rc
 
 clean:
 	rm -rf $(VENV) .cache

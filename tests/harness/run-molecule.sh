@@ -23,7 +23,9 @@ for role in $roles; do
             && RDMA_FABRIC_ROLE=$role-$checkout \
                MOLECULE_EPHEMERAL_DIRECTORY=$state_root/$role/$scenario \
                molecule test --scenario-name "$scenario")
-        echo "=== $role/$scenario passed in $(( $(date +%s) - start )) s"
+        took=$(( $(date +%s) - start ))
+        echo "=== $role/$scenario passed in $took s"
+        tests/harness/phase.sh add "molecule:$role/$scenario" "$took" 0
         ran=$((ran + 1))
     done
 done

@@ -51,6 +51,7 @@ for job in $started; do
     now=$(date +%s)
     end=$(cat "$logs/$name.end" 2>/dev/null || echo "$now")
     took="took $((end - start)) s, waited for $((now - waited_from)) s"
+    "$(dirname "$0")/phase.sh" add "$name(background)" "$((end - start))" "$step_rc"
     if [ "$step_rc" -eq 0 ]; then
         echo "with-background: $name passed ($took; log: $logs/$name.log)"
     else
