@@ -195,22 +195,26 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     planned = [c for c in results["checks"] if c["check"] in ("rail address", "rail MTU")]
     assert len(planned) == 12 and all(c["ok"] for c in planned), planned
     verdict = results["isolation"]["verdicts"]["lab3 rail1"]["verdict"]
-    assert verdict == "lab3 rail rail1 (mlx5_31): fails as sender against 1 good peer (lab1)"
+    # Three hosts test each pair both ways (issue 25 item 2): lab3 sent to both others.
+    assert verdict == "lab3 rail rail1 (mlx5_31): fails as sender against 2 good peers (lab1, lab2)"
     main = {
         (p["server"], p["client"], p["rail"]): p for p in results["pairs"] if p["phase"] == "main"
     }
-    assert len(main) == 6 and {p["rail"] for p in main.values()} == {"rail0", "rail1"}
-    assert main[("lab1", "lab2", "rail0")]["outcome"] == "flaky"
-    assert main[("lab1", "lab2", "rail0")]["server_device"] == "mlx5_10"
-    assert main[("lab1", "lab2", "rail0")]["client_device"] == "mlx5_20"
+    assert len(main) == 12 and {p["rail"] for p in main.values()} == {"rail0", "rail1"}
+    assert main[("lab3", "lab2", "rail0")]["outcome"] == "flaky"
+    assert main[("lab3", "lab2", "rail0")]["server_device"] == "mlx5_30"
+    assert main[("lab3", "lab2", "rail0")]["client_device"] == "mlx5_20"
     assert main[("lab2", "lab3", "rail1")]["outcome"] == "failed"
+    assert main[("lab1", "lab3", "rail1")]["outcome"] == "failed"
+    assert main[("lab3", "lab1", "rail1")]["outcome"] == "passed"
     assert "0.001 Gb/s is below the expected 0.005 Gb/s" in main[("lab2", "lab3", "rail1")]["error"]
     retests = [p for p in results["pairs"] if p["phase"] == "retest"]
     assert {(p["server"], p["client"], p["rail"]) for p in retests} == {
-        ("lab1", "lab2", "rail0"),
+        ("lab3", "lab2", "rail0"),
         ("lab2", "lab3", "rail1"),
+        ("lab1", "lab3", "rail1"),
     }
-    assert summary["tests_flaky"] == 1 and summary["tests_failed"] == 1
+    assert summary["tests_flaky"] == 1 and summary["tests_failed"] == 2
     ports = {}
     for p in results["pairs"]:
         if p["phase"] == "main":
@@ -230,7 +234,7 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     failed_records = [p for p in results["pairs"] if p["outcome"] == "failed"]
     assert {p["phase"] for p in failed_records} == {"main", "isolate"}
     assert int(junit.find("testsuite[@name='perftest']").get("failures")) == len(failed_records)
-    assert "FLAKY main bw lab1 <- lab2 rail rail0" in output
+    assert "FLAKY main bw lab3 <- lab2 rail rail0" in output
     assert "isolate lab3 rail rail1 (mlx5_31): fails as sender" in output
     ran = "Start this host's tests round by round, async" if run_async else "Run this host's"
     assert any(name.startswith(f"rdma_verify : {ran}") for name in tasks_run(proc)), output

@@ -60,7 +60,7 @@ def test_rail_args_follow_the_global_ones_on_both_sides_of_that_rail_only(phase,
 
 
 def test_a_list_keeps_each_item_one_word():
-    [test] = [
+    test, _reversed = [
         t
         for t in plan("main", None, rail_args={"mlx5_0": ["--limit_bw", 50]})
         if t["rail"] == "mlx5_0"

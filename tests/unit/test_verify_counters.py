@@ -190,17 +190,21 @@ def test_perftest_pinned_to_the_hca_cpus_and_roce_in_the_policy_class():
         "tclass": "auto",
         "roce_policy": {"roce_dscp": 26},
     }
-    [test] = vt.plan("main", vt.all_pairs(["a", "b"]), health, options, {})
+    [test] = vt.plan("main", vt.all_pairs(["a", "b"])[:1], health, options, {})
     argv = test["client_test"]["argv"]
     assert argv[:3] == ["taskset", "-c", "0-15"] and argv[3] == "ib_write_bw"
     assert "--tclass=106" in argv  # DSCP 26 << 2, plus ECT(0): ECN is on by default
     [test] = vt.plan(
-        "main", vt.all_pairs(["a", "b"]), health, dict(options, pin_cpus=False, tclass="none"), {}
+        "main",
+        vt.all_pairs(["a", "b"])[:1],
+        health,
+        dict(options, pin_cpus=False, tclass="none"),
+        {},
     )
     assert test["client_test"]["argv"][0] == "ib_write_bw"
     assert not any(a.startswith("--tclass") for a in test["client_test"]["argv"])
     health["a"]["rails"][0].update(pci=None, local_cpulist=None)  # Soft-RoCE: no NIC
-    [test] = vt.plan("main", vt.all_pairs(["a", "b"]), health, options, {})
+    [test] = vt.plan("main", vt.all_pairs(["a", "b"])[:1], health, options, {})
     assert not any(a.startswith("--tclass") for a in test["server_test"]["argv"])
 
 
@@ -249,11 +253,13 @@ def test_perftest_bound_to_the_hca_numa_node_or_its_cpus(numa_node, numactl, cpu
 
     health = {h: {"rails": [rail(n)]} for n, h in enumerate(("a", "b"), 1)}
     options = {"binary": "ib_write_bw", "args": ["-D", 5], "pin_cpus": True}
-    [test] = vt.plan("main", vt.all_pairs(["a", "b"]), health, options, {})
+    [test] = vt.plan("main", vt.all_pairs(["a", "b"])[:1], health, options, {})
     for side in ("server_test", "client_test"):
         argv = test[side]["argv"]
         assert argv[: len(launcher)] == launcher and argv[len(launcher)] == "ib_write_bw"
-    [test] = vt.plan("main", vt.all_pairs(["a", "b"]), health, dict(options, pin_cpus=False), {})
+    [test] = vt.plan(
+        "main", vt.all_pairs(["a", "b"])[:1], health, dict(options, pin_cpus=False), {}
+    )
     assert test["client_test"]["argv"][0] == "ib_write_bw"
 
 

@@ -82,7 +82,17 @@ def test_each_host_computes_its_own_pairs_of_the_circle_method():
                 (r, *sorted(p)) for r, pairs in enumerate(pair_rounds(hosts, mode)) for p in pairs
             )
             every = vt.all_pairs(hosts, mode)
-            assert sorted((r, *sorted((s, c))) for r, s, c in every) == reference
+            # Two-way schedules (quick, full on 2-4 hosts) run circle round r as rounds
+            # 2r and 2r + 1, the second reversed; quick mode on an odd count adds a round.
+            both = vt.two_way(count, mode)
+            if mode == "quick" and count % 2:
+                reference = sorted(
+                    (r, *sorted(p))
+                    for r, pairs in enumerate(pair_rounds(hosts, mode, 3))
+                    for p in pairs
+                )
+            base = sorted((r // 2 if both else r, *sorted((s, c))) for r, s, c in every)
+            assert base == sorted(reference * (2 if both else 1))
             for h in hosts:
                 mine = vt.host_pairs(hosts, h, mode)
                 assert mine == [p for p in every if h in p[1:]]
@@ -235,7 +245,7 @@ def verify(count, fails_main, fails_retest, fails_isolate, rails=1):
 
 def test_judge_keeps_perftests_own_error_and_the_counter_deltas():
     names, health = fabric_of(2, rails=1)
-    [test] = vt.plan("main", vt.all_pairs(names), health, LAB, {})
+    [test] = vt.plan("main", vt.all_pairs(names)[:1], health, LAB, {})
     client = outcome(f"{test['id']}/client", GOOD, deltas={"link_downed": 1, "symbol_error": 4})
     [record] = vt.judge([test], [client, outcome(f"{test['id']}/server", GOOD)], 3)
     assert not record["passed"]
@@ -256,7 +266,7 @@ def test_a_pair_that_fails_once_is_retested_and_reported_flaky():
     main, retest, isolate, iso, verdicts = verify(3, once, lambda t: False, lambda t: True)
     [flaky] = [r for r in main if r["outcome"] == "flaky"]
     assert flaky["retest_id"] == retest[0]["id"] and retest[0]["outcome"] == "passed on retest"
-    assert [r["outcome"] for r in main].count("passed") == 2
+    assert [r["outcome"] for r in main].count("passed") == 5
     assert isolate["suspects"] == [] and iso == [] and verdicts == {}
 
 
@@ -353,7 +363,7 @@ def test_scale_32_hosts_8_rails_all_rounds_and_4096_hosts_quick():
     start, cpu = time.perf_counter(), time.process_time()
     tests = vt.plan("main", vt.all_pairs(big, "quick", 2), big_health, OPTIONS, rails)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    assert len(tests) == 2 * 2048 * 8
+    assert len(tests) == 2 * 2 * 2048 * 8  # 2 rounds, each both ways
     assert elapsed < 15 and cpu < 5, (elapsed, cpu)
 
 
@@ -424,7 +434,7 @@ def test_report_lists_unreachable_hosts_and_per_rail_matrices():
     doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=[*names, "lab4"])
     summary = doc["summary"]
     assert summary["unreachable"] == ["lab4"] and summary["passed"] is False
-    assert summary["tests"] == 6 and summary["tests_passed"] == 6
+    assert summary["tests"] == 12 and summary["tests_passed"] == 12  # both ways at 3 hosts
     [row] = [c for c in doc["checks"] if c["host"] == "lab4"]
     assert row["check"] == "reachable" and not row["ok"]
     assert doc["hosts"]["lab4"] == {"unreachable": True, "rails": []}
@@ -525,7 +535,8 @@ def test_a_host_lost_during_traffic_is_unreachable_and_its_partners_tests_peer_l
         outcomes += [o for o in ok(t) if o["id"] != gone]
     main = vt.judge(tests, outcomes, 3)
     lost = [r for r in main if "lab3" in (r["server"], r["client"])]
-    assert len(lost) == 6 and {r["outcome"] for r in lost} == {"peer lost"}
+    # 3 peers x 2 ways x 2 rails
+    assert len(lost) == 12 and {r["outcome"] for r in lost} == {"peer lost"}
     assert all(r["error"] == "peer lost: lab3 was lost during traffic" for r in lost)
     assert all(r["outcome"] == "passed" for r in main if r not in lost)
     assert vt.retest_pairs(main, health) == []
@@ -536,7 +547,7 @@ def test_a_host_lost_during_traffic_is_unreachable_and_its_partners_tests_peer_l
     summary = doc["summary"]
     assert summary["unreachable"] == ["lab3"] and summary["passed"] is False
     assert summary["bad_hosts"] == [] and summary["bad_rails"] == []
-    assert summary["tests_failed"] == 0 and summary["tests_peer_lost"] == 6
+    assert summary["tests_failed"] == 0 and summary["tests_peer_lost"] == 12
     [row] = [c for c in doc["checks"] if c["host"] == "lab3" and c["check"] == "reachable"]
     assert not row["ok"] and row["detail"] == "lost during traffic: no perftest result came back"
 
@@ -630,3 +641,68 @@ def test_the_report_carries_rail_verdicts():
     assert doc["summary"]["rail_verdicts"] == [
         "rail mlx5_0: every pair fails: suspect the leaf or the rail's subnet"
     ]
+
+
+# Issue 25, item 2: every host sends and receives on every rail, in both modes.
+def _directions_per_host(pairs, binary="ib_write_bw"):
+    """{host: (peers it sent to, peers it received from)}; ib_write_*: the client sends."""
+    out = {}
+    for _r, server, client in pairs:
+        sender, receiver = (client, server) if vt.sender_is_client(binary) else (server, client)
+        out.setdefault(sender, (set(), set()))[0].add(receiver)
+        out.setdefault(receiver, (set(), set()))[1].add(sender)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["full", "quick"])
+@pytest.mark.parametrize("count", [*range(2, 20), 31, 32, 33, 64])
+def test_every_host_sends_to_and_receives_from_two_peers_in_both_modes(mode, count):
+    hosts = [f"h{i}" for i in range(count)]
+    pairs = vt.all_pairs(hosts, mode, 2)
+    directions = _directions_per_host(pairs)
+    want = min(2, count - 1)
+    for h in hosts:
+        sent, received = directions.get(h, (set(), set()))
+        assert len(sent) >= want and len(received) >= want, (h, sent, received)
+    # No host twice in a round, whatever the orientation.
+    seen = {}
+    for r, server, client in pairs:
+        for h in (server, client):
+            assert (r, h) not in seen, (r, h)
+            seen[(r, h)] = True
+
+
+@pytest.mark.parametrize(("count", "mode"), [(4, "full"), (32, "quick")])
+def test_a_bad_receiver_that_only_received_from_a_bad_sender_is_seen(count, mode):
+    # The old schedule let one host receive from one peer only (full mode at 4 hosts:
+    # lab4 from lab2) or from none (quick mode at 32 hosts: lab18-lab32): with that peer
+    # a bad sender, the bad receiver hid behind it. Pick such a pair from the old shape.
+    names, health = fabric_of(count, rails=1)
+    if count == 4:
+        sender, receiver = "lab2", "lab4"
+    else:
+        sender, receiver = "lab5", "lab20"
+
+    def faults(t):
+        return t["client"] == sender or t["server"] == receiver
+
+    expect = vt.fabric(health)["rails"]
+    main = run_phase("main", vt.all_pairs(names, mode, 2), health, faults, expect)
+    # The receiver's fault shows against a peer that is not the bad sender.
+    assert any(
+        not r["passed"] and r["server"] == receiver and r["client"] != sender for r in main
+    ), "the bad receiver never received from a good sender"
+    retest = run_phase("retest", vt.retest_pairs(main), health, faults, expect)
+    vt.merge_retests(main, retest)
+    isolate = vt.isolation(main, health, LAB)
+    assert f"{receiver} mlx5_0" in isolate["suspects"]
+    iso = run_phase("isolate", isolate["pairs"], health, faults, expect)
+    verdicts = vt.verdicts(isolate, main + retest + iso, health, LAB)
+    bad = {k for k, v in verdicts.items() if v["bad"]}
+    assert bad == {f"{sender} mlx5_0", f"{receiver} mlx5_0"}, verdicts
+    assert "fails as receiver" in verdicts[f"{receiver} mlx5_0"]["verdict"]
+
+
+def test_the_docstring_says_what_the_schedule_does():
+    doc = vt.__doc__
+    assert "sends to and receives from" in doc

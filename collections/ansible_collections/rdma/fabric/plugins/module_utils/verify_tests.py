@@ -10,7 +10,15 @@ an error on rail R, never a test of another rail.
 Phases, each run by every host as one perftest_run(action=schedule) call:
   main     pair_rounds (full | quick) over the play's hosts, every rail of a pair at
            once. Direction: of a pair (i, j), i < j in the host list, host i serves when
-           i + j is odd, else host j, so every host both sends and receives.
+           i + j is odd, else host j. In full mode from 5 hosts on, that alone has every
+           host send to and receive from at least 2 peers; quick mode (its few rounds
+           cannot balance the directions: at 32 hosts, half the hosts never received),
+           and full mode on 2-4 hosts, run each round twice, the second time reversed
+           (rounds 2r and 2r + 1), so every host sends to and receives from each of its
+           peers; an odd host count adds a round to quick mode, so that the host sitting
+           one out still meets 2 peers. Every host sends to and receives from
+           min(2, hosts - 1) peers or more, on every rail (a bad receiver never hides
+           behind the one bad sender it would have received from).
   retest   every failed main test once more (same pair, rail and direction); a pass is
            "flaky", not "passed"
   isolate  each suspect (host, rail) against up to 2 known-good (host, rail)s of the
@@ -63,10 +71,29 @@ def first_line(text, limit=300):
 
 
 def round_count(count, mode, rounds):
+    """Rounds of the circle method the main schedule uses (before two_way doubles them)."""
     if mode not in MODES:
         raise ValueError(f"rdma_verify_mode must be one of {', '.join(MODES)}; got {mode!r}")
     total = full_round_count(count)
-    return min(total, rounds) if mode == "quick" else total
+    # Odd count: each round one host sits out; one more round gives it its 2 peers.
+    return min(total, rounds + count % 2) if mode == "quick" else total
+
+
+# Up to this many hosts full mode runs each pair both ways too: with 3 or 4 hosts the
+# alternating orientation leaves a host one peer in one direction (2 hosts: none).
+TWO_WAY_FULL_MAX = 4
+
+
+def two_way(count, mode):
+    """Whether the main schedule runs each round twice, the second time reversed."""
+    return mode == "quick" or count <= TWO_WAY_FULL_MAX
+
+
+def _oriented(r, server, client, both):
+    """The tests of one pair of circle round r: (round, server, client), reversed too."""
+    if not both:
+        return [(r, server, client)]
+    return [(2 * r, server, client), (2 * r + 1, client, server)]
 
 
 def orient(hosts, i, j):
@@ -81,6 +108,7 @@ def host_pairs(hosts, host, mode="full", rounds=2, index=None):
     count = len(hosts)
     p = hosts.index(host) if index is None else index
     total = round_count(count, mode, rounds)
+    both = two_way(count, mode)
     ring = count + count % 2 - 1
     out = []
     for r in range(total):
@@ -91,20 +119,23 @@ def host_pairs(hosts, host, mode="full", rounds=2, index=None):
         else:
             q = (2 * r - p) % ring
         if q is not None:
-            out.append((r, *orient(hosts, p, q)))
+            out += _oriented(r, *orient(hosts, p, q), both)
     return out
 
 
 def all_pairs(hosts, mode="full", rounds=2):
-    """[(round, server, client)] of every pair of the main schedule."""
+    """[(round, server, client)] of every test of the main schedule, round by round."""
     total = round_count(len(hosts), mode, rounds)
+    both = two_way(len(hosts), mode)
     ring = len(hosts) + len(hosts) % 2 - 1
     out = []
     for r in range(total):
-        if ring < len(hosts):
-            out.append((r, *orient(hosts, r, ring)))
-        for i in range(1, (ring + 1) // 2):
-            out.append((r, *orient(hosts, (r + i) % ring, (r - i) % ring)))
+        pairs = [orient(hosts, r, ring)] if ring < len(hosts) else []
+        pairs += [orient(hosts, (r + i) % ring, (r - i) % ring) for i in range(1, (ring + 1) // 2)]
+        if both:
+            out += [(2 * r, s, c) for s, c in pairs] + [(2 * r + 1, c, s) for s, c in pairs]
+        else:
+            out += [(r, s, c) for s, c in pairs]
     return out
 
 
