@@ -116,13 +116,17 @@ def test_a_swapped_pair_is_one_finding_and_its_tests_are_not_run(run_playbook, t
     }
     lab3 = [p for p in results["pairs"] if "lab3" in (p["server"], p["client"])]
     assert lab3 and all("cabling: rails 0 and 1 look swapped" in (p["error"] or "") for p in lab3)
-    # lab1-lab2 ran on both rails (passed, or flaky under a loaded machine).
+    # lab1-lab2 ran on both rails in both directions (every host sends and receives on
+    # every rail), passed, or flaky under a loaded machine.
     others = [
         p
         for p in results["pairs"]
         if "lab3" not in (p["server"], p["client"]) and p["phase"] == "main"
     ]
-    assert len(others) == 2 and all(p["outcome"] in ("passed", "flaky") for p in others), others
+    assert len(others) == 4 and all(p["outcome"] in ("passed", "flaky") for p in others), others
+    assert {(p["client"], p["server"], p["id"].rsplit("/", 1)[1]) for p in others} == {
+        (c, s, r) for c, s in (("lab1", "lab2"), ("lab2", "lab1")) for r in ("rail0", "rail1")
+    }, others
     markdown = (tmp_path / "reports" / "latest" / "report.md").read_text()
     assert "## Cabling" in markdown and "### leaf-rail0" in markdown
     assert "| swp3 | lab3 | rail0 | mlx5_30 | ens0 | leaf-rail1 swp3 | SWAPPED:" in markdown
