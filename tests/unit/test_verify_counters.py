@@ -25,6 +25,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     read_devices,
     read_gpus,
     read_port_counters,
+    saturated_counters,
 )
 from fixture_text import load
 from sysfs_tree import PCI_DOMAIN, add_cx6dx_roce, add_pci_bus_entry, roce_gids
@@ -277,3 +278,137 @@ def test_numa_node_minus_one_from_sysfs_pins_with_taskset(tmp_path):
     [rail] = rv.host_health(info, {"counter_max": {}})["rails"]
     assert (rail["numa_node"], rail["numactl"]) == (-1, True)
     assert vt.pin_argv(rail) == ["taskset", "-c", "0-15,32-47"]
+
+
+# Issue 25, item 6: counters judge.
+def test_ethtool_filter_keeps_discards_ecn_marks_and_phy_errors():
+    text = load(Path(__file__).parent / "fixtures" / "ethtool", "ethtool_S_mlx5_roce_errors.txt")
+    stats = parse_ethtool_stats(text)
+    assert stats == {
+        "rx_out_of_buffer": 3,
+        "rx_discards_phy": 0,
+        "rx_crc_errors_phy": 2,
+        "rx_symbol_err_phy": 41,
+        "link_down_events_phy": 1,
+        "rx_prio3_pause": 0,
+        "rx_prio3_buf_discard": 7,
+        "rx_prio3_cong_discard": 5,
+        "rx_prio3_marked": 9120,
+        "rx_prio0_buf_discard": 0,
+    }
+
+
+def _judged(deltas=None, saturated=None, gbps=390.0, options=None):
+    health = {h: {"rails": [dict(_rail("mlx5_0", n))]} for n, h in enumerate(("a", "b"), 1)}
+    options = options or {"kind": "bw", "binary": "ib_write_bw"}
+    [test] = vt.plan("main", vt.all_pairs(["a", "b"])[:1], health, options, {})
+    result = {"ok": True, "rows": [{"bytes": 65536, "bw_average_gbps": gbps}]}
+    client = {"id": f"{test['id']}/client", "error": None, "result": result}
+    client.update(deltas=deltas or {}, **({"saturated": saturated} if saturated else {}))
+    server = {"id": f"{test['id']}/server", "error": None, "result": result}
+    [record] = vt.judge([test], [client, server], 3, options)
+    return test, record
+
+
+def _rail(name, n):
+    return {
+        "rail": name,
+        "device": name,
+        "port": 1,
+        "link_layer": "Ethernet",
+        "address": f"10.0.0.{n}",
+        "gid_index": 3,
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "port_xmit_discards",
+        "rx_prio3_buf_discard",
+        "rx_prio3_cong_discard",
+        "rx_discards_phy",
+        "link_down_events_phy",
+        "rx_out_of_buffer",
+        "out_of_sequence",
+        "port_rcv_errors",
+    ],
+)
+def test_a_discard_or_link_down_during_a_test_fails_it_naming_port_and_counter(name):
+    test, record = _judged({name: 2})
+    assert not record["passed"]
+    assert record["error"] == (
+        f"client {test['client']} mlx5_0 port 1: {name} +2 during the test (limit 0)"
+    )
+
+
+def test_symbol_and_crc_errors_are_judged_as_a_bit_error_rate():
+    # 390 Gb/s for 3 s: 1.17e12 bits; at the default 1e-12 one error is allowed.
+    test, record = _judged({"symbol_error": 1, "rx_crc_errors_phy": 1})
+    assert record["passed"], record["error"]
+    test, record = _judged({"rx_symbol_err_phy": 5})
+    assert record["error"] == (
+        f"client {test['client']} mlx5_0 port 1: rx_symbol_err_phy +5 during the test "
+        "(limit 1: bit error rate 1e-12 of 1.17e+12 bits)"
+    )
+
+
+def test_congestion_signals_are_reported_unless_given_a_limit():
+    test, record = _judged({"np_cnp_sent": 40, "rx_prio3_marked": 900, "rx_prio3_pause": 3})
+    assert record["passed"] and record["deltas"]["client"]["np_cnp_sent"] == 40
+    options = {"kind": "bw", "binary": "ib_write_bw", "counter_limits": {"np_cnp_sent": 10}}
+    test, record = _judged({"np_cnp_sent": 40}, options=options)
+    assert "np_cnp_sent +40 during the test (limit 10)" in record["error"]
+
+
+def test_a_saturated_counter_fails_the_test():
+    test, record = _judged(saturated=["symbol_error"])
+    assert record["error"] == (
+        f"client {test['client']} mlx5_0 port 1: symbol_error at max: clear it "
+        "(rdma_verify_clear_counters, or perfquery -x -R)"
+    )
+
+
+def test_counter_limits_are_checked_naming_the_variable():
+    errors = vt.option_errors({"counter_limits": {"symbol_error": -1, "x": "many"}}, [])
+    assert errors == [
+        "rdma_verify_counter_limits: symbol_error must be a count >= 0, 'ber' or null; got -1",
+        "rdma_verify_counter_limits: x must be a count >= 0, 'ber' or null; got 'many'",
+    ]
+
+
+def test_saturated_counters_by_their_pma_width(tmp_path):
+    # IBA PortCounters widths: SymbolErrorCounter 16 bits, LinkDownedCounter 8,
+    # LocalLinkIntegrityErrors 4.
+    assert saturated_counters(
+        {
+            "symbol_error": 65535,
+            "link_downed": 255,
+            "port_rcv_errors": 3,
+            "local_link_integrity_errors": 15,
+            "np_cnp_sent": 65535,
+        }
+    ) == ["link_downed", "local_link_integrity_errors", "symbol_error"]
+
+
+def _counted_port(**counters):
+    return {
+        "device": "mlx5_0",
+        "port": 1,
+        "state": "ACTIVE",
+        "phys_state": "LinkUp",
+        "link_layer": "InfiniBand",
+        "sm_lid": "1",
+        "counters": dict(PMA, **counters),
+    }
+
+
+def test_since_boot_counts_fail_only_when_saturated():
+    # Nothing clears since-boot counts: the limits apply to deltas during the tests.
+    info = {"ports": [_counted_port(port_rcv_errors=4000)], "perftest_version": "6.06"}
+    [check] = [c for c in rv.host_health(info, {})["checks"] if c["check"] == "error counters"]
+    assert check["ok"] and "port_rcv_errors=4000" in check["detail"]
+    info = {"ports": [_counted_port(symbol_error=65535)], "perftest_version": "6.06"}
+    [check] = [c for c in rv.host_health(info, {})["checks"] if c["check"] == "error counters"]
+    assert not check["ok"]
+    assert check["detail"].startswith("symbol_error at max (65535): clear it")

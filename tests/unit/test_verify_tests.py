@@ -249,7 +249,13 @@ def test_judge_keeps_perftests_own_error_and_the_counter_deltas():
     client = outcome(f"{test['id']}/client", GOOD, deltas={"link_downed": 1, "symbol_error": 4})
     [record] = vt.judge([test], [client, outcome(f"{test['id']}/server", GOOD)], 3)
     assert not record["passed"]
-    assert record["error"] == f"client {test['client']}: link_downed +1 during the test"
+    # Every delta counter is judged (issue 25 item 6): the link down, and 4 symbol errors
+    # over the lab fixture's few bits.
+    assert record["error"] == (
+        f"client {test['client']} mlx5_0 port 1: link_downed +1 during the test (limit 0); "
+        f"client {test['client']} mlx5_0 port 1: symbol_error +4 during the test (limit 0: "
+        "bit error rate 1e-12 of 9.81e+07 bits)"
+    )
     assert record["deltas"] == {"client": {"link_downed": 1, "symbol_error": 4}}
     [record] = vt.judge([test], bad(test), 3)
     assert record["error"].startswith(f"client {test['client']}: Port number 1 state is Down")

@@ -167,7 +167,9 @@ class ActionModule(ActionBase):
         health = self._health(task_vars, hosts)
         tests = self._plan(args, hosts, health)
         options = _plain(args["options"])
-        records = vt.judge(tests, self._outcomes(task_vars, hosts), options.get("duration"))
+        records = vt.judge(
+            tests, self._outcomes(task_vars, hosts), options.get("duration"), options
+        )
         _write(run_dir, phase, records)
         out = {
             "tests": len(records),

@@ -345,6 +345,34 @@ DELTA_COUNTERS = (
 )
 
 
+# Widths of the IBA PortCounters attribute's error counters (bits), as the kernel's
+# ports/N/counters expose them: a counter at its maximum stops counting (saturates), so
+# its delta reads 0 whatever happens. perfquery -R (or -x -R) clears them.
+COUNTER_BITS = {
+    "symbol_error": 16,
+    "link_error_recovery": 8,
+    "link_downed": 8,
+    "port_rcv_errors": 16,
+    "port_rcv_remote_physical_errors": 16,
+    "port_rcv_switch_relay_errors": 16,
+    "port_xmit_discards": 16,
+    "port_xmit_constraint_errors": 8,
+    "port_rcv_constraint_errors": 8,
+    "local_link_integrity_errors": 4,
+    "excessive_buffer_overrun_errors": 4,
+    "VL15_dropped": 16,
+}
+
+
+def saturated_counters(values):
+    """The names, sorted, of the PortCounters error counters at their maximum."""
+    return sorted(
+        name
+        for name, bits in COUNTER_BITS.items()
+        if isinstance((values or {}).get(name), int) and values[name] >= (1 << bits) - 1
+    )
+
+
 def read_port_counters(root, ports):
     """{(device, port): {counter: value}} of counters/ and hw_counters/ of each port
     (hw_counters at the device level too, as older kernels keep them there)."""

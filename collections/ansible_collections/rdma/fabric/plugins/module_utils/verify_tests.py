@@ -38,6 +38,7 @@ import gc
 import re
 from collections import Counter
 from contextlib import contextmanager
+from fnmatch import fnmatchcase
 
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import (
     MODES,
@@ -243,6 +244,8 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
         s, c = s_rails.get(name), c_rails.get(name)
         test["server_device"] = (s or {}).get("device")
         test["client_device"] = (c or {}).get("device")
+        test["server_hca_port"] = (s or {}).get("port")
+        test["client_hca_port"] = (c or {}).get("port")
         problems = []
         for host, rail in ((server, s), (client, c)):
             if not rail or not rail.get("device"):
@@ -304,7 +307,7 @@ def option_errors(options, rails):
         options.get("rail_args"),
         rails,
         tclass_set=_tclass(options) is not None,
-    )
+    ) + counter_limit_errors(options.get("counter_limits"))
 
 
 @contextmanager
@@ -397,21 +400,86 @@ RECORD_KEYS = (
     "expected_gbps",
     "max_latency_us",
 )
-# A link that went down during a test fails it; the other counters are reported.
-FATAL_DELTAS = ("link_downed",)
+# The increase a counter may show during one test, per port (first match wins; a
+# counter no pattern names may not increase). Discards, drops, link downs and transport
+# errors: none. Symbol and CRC errors: "ber", a bit error rate (counter_max_ber) of the
+# bits the test moved. Congestion signals (PFC pause, CNPs, ECN marks): None, reported
+# only - a pair at line rate may legitimately pause or mark; a limit can be set.
+COUNTER_LIMITS = (
+    ("symbol_error", "ber"),
+    ("*symbol_err*", "ber"),
+    ("*crc_err*", "ber"),
+    ("*pause*", None),
+    ("*pfc*", None),
+    ("np_cnp_sent", None),
+    ("rp_cnp_handled", None),
+    ("np_ecn_marked_roce_packets", None),
+    ("*_marked", None),
+    ("*", 0),
+)
+DEFAULT_MAX_BER = 1e-12
+SATURATED_FIX = "clear it (rdma_verify_clear_counters, or perfquery -x -R)"
 
 
-def _delta_errors(side, host, outcome):
+def counter_limit(name, limits=None):
+    """The limit of one counter: rdma_verify_counter_limits (a name or a glob), then
+    COUNTER_LIMITS; an int, "ber" or None (no limit)."""
+    for pattern, limit in [*(limits or {}).items(), *COUNTER_LIMITS]:
+        if fnmatchcase(name, pattern):
+            return limit
+    return 0
+
+
+def counter_limit_errors(limits):
+    """rdma_verify_counter_limits: each value a count >= 0, 'ber' or null."""
     errors = []
-    for name, value in sorted(((outcome or {}).get("deltas") or {}).items()):
-        if name in FATAL_DELTAS and value:
-            errors.append(f"{side} {host}: {name} +{value} during the test")
+    for name, value in (limits or {}).items():
+        count = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        if not (count or value is None or value == "ber"):
+            errors.append(
+                f"rdma_verify_counter_limits: {name} must be a count >= 0, 'ber' or null; "
+                f"got {value!r}"
+            )
     return errors
 
 
+def _delta_errors(side, host, device, port, outcome, options, bits):
+    """Each counter of one side's port over its limit during the test, and each
+    counter stuck at its maximum (its delta reads 0 whatever happens)."""
+    where = f"{side} {host} {device} port {port}"
+    errors = []
+    for name, value in sorted(((outcome or {}).get("deltas") or {}).items()):
+        limit = counter_limit(name, options.get("counter_limits"))
+        if limit is None or not value:
+            continue
+        if limit == "ber":
+            ber = float(options.get("max_ber") or DEFAULT_MAX_BER)
+            allowed = int(ber * bits)
+            if value > allowed:
+                errors.append(
+                    f"{where}: {name} +{value} during the test (limit {allowed}: bit error "
+                    f"rate {ber:g} of {bits:.3g} bits)"
+                )
+        elif value > limit:
+            errors.append(f"{where}: {name} +{value} during the test (limit {limit})")
+    for name in (outcome or {}).get("saturated") or []:
+        errors.append(f"{where}: {name} at max: {SATURATED_FIX}")
+    return errors
+
+
+def _bits(result, measured, duration):
+    """The bits one direction of a bandwidth test moved (0 when unknown)."""
+    if not measured or not duration:
+        return 0
+    per_direction = 2 if "Bidirectional" in (result.get("test") or "") else 1
+    return measured * 1e9 * duration / per_direction
+
+
 @gc_paused()
-def judge(tests, outcomes, duration=None):
-    """Planned tests + perftest_run outcomes ({id: outcome} or a list) -> records."""
+def judge(tests, outcomes, duration=None, options=None):
+    """Planned tests + perftest_run outcomes ({id: outcome} or a list) -> records.
+    options: counter_limits and max_ber (the counters' judge, _delta_errors)."""
+    options = options or {}
     if isinstance(outcomes, list):
         outcomes = {o["id"]: o for o in outcomes}
     # A host none of whose sides came back was lost during traffic (its perftest_run
@@ -460,9 +528,18 @@ def judge(tests, outcomes, duration=None):
                 errors.append(f"server {test['server']}: no result (host failed or unreachable?)")
             elif server.get("error"):
                 errors.append(f"server {test['server']}: {server['error']}")
-            errors += _delta_errors("client", test["client"], client)
-            errors += _delta_errors("server", test["server"], server)
             result = (client or {}).get("result") or {}
+            bits = _bits(result, bw_average_gbps(result) if test["kind"] == "bw" else 0, duration)
+            for side, outcome in (("client", client), ("server", server)):
+                errors += _delta_errors(
+                    side,
+                    test[side],
+                    test.get(f"{side}_device"),
+                    test.get(f"{side}_hca_port"),
+                    outcome,
+                    options,
+                    bits,
+                )
             record["rows"] = result.get("rows") or []
             record["mtu"] = result.get("mtu")
             record["deltas"] = {

@@ -165,6 +165,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     port_counter_deltas,
     read_attr,
     read_port_counters,
+    saturated_counters,
 )
 
 TCP_LISTEN = "0A"
@@ -508,14 +509,23 @@ def schedule(module, tests, state_dir):
                     + (f" ({outcome['error']})" if outcome["result"]["errors"] else "")
                 )
             results[job["test"]["id"]] = outcome
-        deltas = port_counter_deltas(before, _counters(module, ports))
+        after = _counters(module, ports)
+        deltas = port_counter_deltas(before, after)
         for test in mine:
-            results[test["id"]]["deltas"] = deltas.get(_side_port(test["argv"]), {})
+            port = _side_port(test["argv"])
+            results[test["id"]]["deltas"] = deltas.get(port, {})
+            # A counter at its maximum counts nothing more: its delta proves nothing.
+            results[test["id"]]["saturated"] = saturated_counters(after.get(port))
     return [
         dict(
             _compact(results[t["id"]]),
             deltas=results[t["id"]].get("deltas") or {},
             connect_attempts=results[t["id"]].get("connect_attempts"),
+            **(
+                {"saturated": results[t["id"]]["saturated"]}
+                if results[t["id"]].get("saturated")
+                else {}
+            ),
         )
         for t in tests
     ]
