@@ -145,13 +145,21 @@ def test_lab_end_to_end(lab):
     report = latest_report()
     assert report["summary"]["passed"] is True, report["summary"]
     pairs = [p for p in report["pairs"] if p["phase"] == "main"]
-    # Full mode, 3 hosts, 2 rails: 3 rounds of one pair each, every pair exactly once on
-    # each rail, rail k with rail k by name (rail0 is rxe0, rail1 rxe1 on every VM).
+    # Full mode, 3 hosts, 2 rails: 3 circle rounds of one pair each, each run twice (the
+    # second reversed), so every host sends to and receives from both others on each rail,
+    # rail k with rail k by name (rail0 is rxe0, rail1 rxe1 on every VM).
+    every_direction = sorted(
+        (server, client)
+        for server in ("lab1", "lab2", "lab3")
+        for client in ("lab1", "lab2", "lab3")
+        if server != client
+    )
     for rail in ("rail0", "rail1"):
-        assert sorted(
-            tuple(sorted((p["server"], p["client"]))) for p in pairs if p["rail"] == rail
-        ) == [("lab1", "lab2"), ("lab1", "lab3"), ("lab2", "lab3")], (rail, pairs)
-    assert len(pairs) == 6, pairs
+        assert sorted((p["server"], p["client"]) for p in pairs if p["rail"] == rail) == (
+            every_direction
+        ), (rail, pairs)
+    assert len(pairs) == 12, pairs
+    assert sorted({p["round"] for p in pairs}) == list(range(6)), pairs
     retests = {
         (p["server"], p["client"], p["rail"]): p for p in report["pairs"] if p["phase"] == "retest"
     }
@@ -210,7 +218,7 @@ def test_lab_end_to_end(lab):
     assert not diff_tasks(check.stdout), f"--check --diff printed diffs: {diff_tasks(check.stdout)}"
     assert "RDMA verification in check mode (full): 3 hosts" in check.stdout, check.stdout[-3000:]
     assert re.search(r"health checks: \d+ passed, 0 failed", check.stdout), check.stdout[-3000:]
-    assert "check mode sends no RDMA traffic (6 ib_write_bw test(s) in 3 round(s)" in check.stdout
+    assert "check mode sends no RDMA traffic (12 ib_write_bw test(s) in 6 round(s)" in check.stdout
     assert "Run this host's tests round by round" not in check.stdout
     assert os.readlink(latest) == latest_target, "a check run writes no report"
 
@@ -302,14 +310,16 @@ def test_lab_end_to_end(lab):
     assert roce_tos("lab3") == {"rxe0": ROCE_TOS, "rxe1": ROCE_TOS}, unit.stdout
 
 
-# A flap on lab2: its first perftest client connects, then drops the connection, as
-# perftest does when its peer's keys never come; later runs are the real perftest.
+# A flap on lab2: its first perftest client run towards lab1's rail0 address connects,
+# then drops the connection, as perftest does when its peer's keys never come; later runs
+# are the real perftest. Only towards lab1: lab2 also sends to lab3 on rail0 (an earlier
+# round), and lab3's rail0 is the throttled one there.
 FLAP_ONCE = r"""#!/bin/sh
 # rdma-fabric e2e: the first client run fails once (a flap), then the real perftest.
 last=""; port=18515; prev=""
 for a in "$@"; do [ "$prev" = "-p" ] && port="$a"; prev="$a"; last="$a"; done
 case "$last" in
-  192.0.2.*)
+  192.0.2.11)
     if [ ! -e /run/rdma-e2e-flapped ]; then
       touch /run/rdma-e2e-flapped
       bash -c "exec 3<>/dev/tcp/$last/$port" 2>/dev/null
@@ -388,6 +398,7 @@ def test_lab_throttled_sender_and_a_flap(lab):
     assert main[("lab1", "lab2")]["outcome"] == "flaky", main[("lab1", "lab2")]
     assert "Couldn't read remote address" in main[("lab1", "lab2")]["error"]
     assert main[("lab2", "lab3")]["outcome"] == "failed", main[("lab2", "lab3")]
+    assert main[("lab1", "lab3")]["outcome"] == "failed", main[("lab1", "lab3")]
     # lab3 receiving (its egress carries only acknowledgements) may pass or not; either
     # way lab3 alone is named.
     print(f"[e2e] faults: lab1 -> lab3: {main[('lab3', 'lab1')]['outcome']}")

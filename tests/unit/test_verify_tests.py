@@ -451,6 +451,25 @@ def test_report_lists_unreachable_hosts_and_per_rail_matrices():
     assert doc["summary"]["passed"] is True
 
 
+def test_heat_map_is_directional_row_sender_column_receiver():
+    """Both directions of a pair run: a sender fault colours its row only (the cells were
+    keyed by the unordered pair, so the later direction overwrote the earlier one)."""
+    names, health = fabric_of(3, rails=1)
+    expect = vt.fabric(health)["rails"]
+    main = run_phase("main", vt.all_pairs(names), health, lambda t: t["client"] == names[0], expect)
+    doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=names)
+    [m] = doc["matrix"].values()
+    assert m["hosts"] == names
+    sender_row = m["rows"][0]
+    assert [c["passed"] for c in sender_row[1:]] == [False, False], sender_row
+    assert [m["rows"][i][0]["passed"] for i in (1, 2)] == [True, True], m["rows"]
+    reads = rv.report(
+        health, main, {}, {"mode": "full", "binary": "ib_read_bw"}, "now", hosts=names
+    )
+    [m] = reads["matrix"].values()
+    assert [m["rows"][i][0]["passed"] for i in (1, 2)] == [False, False], m["rows"]
+
+
 def test_planning_pauses_the_cycle_collector_and_restores_it(monkeypatch):
     names, health = fabric_of(2, rails=1)
     seen = []

@@ -518,13 +518,17 @@ def qos_check(gathered, policy, require_hw=True):
     return _check(QOS_CHECK, ok, "; ".join(parts) or "no RoCE netdev to check", skipped=skipped)
 
 
-def _matrix(hosts, records, rail):
-    """host x host cells of one rail: the main test of each pair (flaky: its retest)."""
+def _matrix(hosts, records, rail, binary=None):
+    """Sender x receiver cells of one rail (row = sender, column = receiver): the main
+    test of each direction (flaky: its retest). Both directions of a pair run, so a cell
+    keyed by the unordered pair would show the later direction only."""
+    client_sends = vt.sender_is_client(binary)
     cells = {}
     for r in records:
         if r["kind"] != "bw" or r["phase"] != "main" or r["rail"] != rail:
             continue
-        cells[tuple(sorted((r["server"], r["client"])))] = {
+        direction = (r["client"], r["server"]) if client_sends else (r["server"], r["client"])
+        cells[direction] = {
             "gbps": r["measured_gbps"],
             "passed": r.get("outcome", "passed" if r["passed"] else "failed")
             not in ("failed", "peer lost"),
@@ -536,7 +540,7 @@ def _matrix(hosts, records, rail):
     for a in hosts:
         row = []
         for b in hosts:
-            cell = cells.get(tuple(sorted((a, b)))) if a != b else None
+            cell = cells.get((a, b)) if a != b else None
             if cell and cell["expected"]:
                 cell = dict(cell, ratio=round((cell["gbps"] or 0) / cell["expected"], 3))
             row.append(cell)
@@ -615,5 +619,5 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
         "checks": checks,
         "pairs": records,
         "isolation": dict(isolate or {}, verdicts=verdict),
-        "matrix": {rail: _matrix(live, records, rail) for rail in rails},
+        "matrix": {rail: _matrix(live, records, rail, options.get("binary")) for rail in rails},
     }
