@@ -61,6 +61,14 @@ def run_role(run_cli, tmp_path):
         ({"rdma_verify_quick_rounds": 1}, "rdma_verify_quick_rounds >= 2"),
         ({"rdma_verify_base_port": 65000}, "must stay within 1024..65536"),
         ({"rdma_verify_rail_extra_args": "-t 128"}, "rdma_verify_rail_extra_args"),
+        # perftest's own ranges (-s 1..UINT_MAX/2, -q 1..MAX_QP_NUM): refused by perftest
+        # on every host after the health checks, before.
+        ({"rdma_verify_qps": 0}, "rdma_verify_qps must be in 1..16384 (got 0)"),
+        ({"rdma_verify_qps": 20000}, "rdma_verify_qps must be in 1..16384 (got 20000)"),
+        ({"rdma_verify_size": 0}, "rdma_verify_size must be in 1..2147483647 (got 0)"),
+        ({"rdma_verify_latency_size": -2}, "rdma_verify_latency_size must be in 1..2147483647"),
+        ({"rdma_verify_rate_majority": 0}, "rdma_verify_rate_majority must be in (0, 1] (got 0"),
+        ({"rdma_verify_rate_majority": 1.5}, "rdma_verify_rate_majority must be in (0, 1]"),
     ],
 )
 def test_bad_input_fails_before_any_test(run_role, extra, needle):

@@ -506,6 +506,27 @@ def test_a_tie_for_the_rails_rate_is_ambiguous_not_settled_by_host_order():
     assert bad == ["lab2"]
 
 
+def test_an_ambiguous_rail_runs_no_test_and_names_why():
+    """No majority rate: no pass mark, so the rail's tests are not run (they would pass at
+    any rate), are not isolated (no host is to blame) and the run fails; with
+    rdma_verify_min_gbps the rail has a pass mark again."""
+    names, health = fabric_of(2, rails=1, lab2=host(2, 1, rates={0: "200 Gb/sec (2X NDR)"}))
+    expect = vt.fabric(health)["rails"]
+    assert expect["mlx5_0"]["ambiguous"] is True
+    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, expect)
+    assert tests and not any(t["runnable"] for t in tests)
+    assert all(t["error"].startswith("not run: rail mlx5_0 has no pass mark") for t in tests), tests
+    records = vt.judge(tests, [], 3)
+    assert {r["outcome"] for r in records} == {"not run"}
+    isolate = vt.isolation(records, health, LAB)
+    assert not isolate["pairs"] and not isolate.get("rails"), isolate
+    doc = rv.report(health, records, isolate, {"mode": "full"}, "now", hosts=names)
+    assert doc["summary"]["passed"] is False and doc["summary"]["tests_not_run"] == len(tests)
+    assert not doc["summary"]["bad_hosts"]
+    floor = vt.plan("main", vt.all_pairs(names), health, dict(OPTIONS, min_gbps=100), expect)
+    assert all(t["runnable"] for t in floor)
+
+
 def test_a_majority_below_the_share_is_ambiguous():
     _, health = fabric_of(
         5,

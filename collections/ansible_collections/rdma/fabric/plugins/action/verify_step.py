@@ -130,7 +130,11 @@ class ActionModule(ActionBase):
     def _fabric(self, args, task_vars, hosts):
         live = [h for h in hosts if _host_var(task_vars, h, HEALTH_VAR)]
         health = self._health(task_vars, live)
-        out = vt.fabric(health, float(args.get("expected_rate_gbps") or 0))
+        out = vt.fabric(
+            health,
+            float(args.get("expected_rate_gbps") or 0),
+            float(args.get("rate_majority") or vt.RATE_MAJORITY),
+        )
         options = _plain(args["options"])
         out["hosts"] = live
         out["unreachable"] = [h for h in hosts if h not in live]

@@ -531,7 +531,7 @@ def _matrix(hosts, records, rail, binary=None):
         cells[direction] = {
             "gbps": r["measured_gbps"],
             "passed": r.get("outcome", "passed" if r["passed"] else "failed")
-            not in ("failed", "peer lost"),
+            not in ("failed", "peer lost", "not run"),
             "lost": r.get("outcome") == "peer lost",
             "flaky": r.get("outcome") == "flaky",
             "expected": r["expected_gbps"],
@@ -592,13 +592,14 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
         "tests_flaky": outcome.count("flaky"),
         "tests_failed": failed,
         "tests_peer_lost": outcome.count("peer lost"),
+        "tests_not_run": outcome.count("not run"),
         "retests": sum(r["phase"] == "retest" for r in records),
         "bad_hosts": sorted({v["host"] for v in bad.values()}, key=natural_key),
         "bad_rails": sorted(bad, key=natural_key),
         "unreachable": unreachable,
         # Rail-level verdicts (a leaf half, every pair at a fraction of the rate).
         "rail_verdicts": [v for _r, v in sorted(((isolate or {}).get("rails") or {}).items())],
-        "passed": not failed_checks and not failed and not unreachable,
+        "passed": not failed_checks and not failed and not unreachable and "not run" not in outcome,
     }
     live = [h for h in hosts if health.get(h)]
     rails = fabric.get("rails") or {}

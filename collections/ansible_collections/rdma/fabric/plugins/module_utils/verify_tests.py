@@ -158,6 +158,16 @@ def expected_gbps(options, rail_expect):
     return round(options.get("min_fraction", 0.9) * usable * factor, 3)
 
 
+# Outcomes that say nothing about either host's HCA: isolation and rail patterns skip them.
+NOT_JUDGED = ("peer lost", "not run")
+
+
+def _no_pass_mark(options, rail_expect):
+    """A bandwidth test on an ambiguous rail (no majority rate, no rdma_verify_min_gbps)
+    would pass at any rate: it is not run."""
+    return bool((rail_expect or {}).get("ambiguous")) and not options.get("min_gbps")
+
+
 def pin_argv(rail):
     """The launcher that keeps a perftest next to its HCA: memory traffic that crosses
     sockets costs bandwidth. numactl --cpunodebind=N --membind=N (CPUs and memory of the
@@ -258,6 +268,12 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
                 problems.append(f"{host}: {rail.get('device')}: {rail['cuda_error']}")
         if problems:
             test["error"] = "; ".join(problems)
+        elif kind == "bw" and _no_pass_mark(options, rails_expect.get(name)):
+            test["not_run"] = True
+            test["error"] = (
+                f"not run: rail {name} has no pass mark (its ports' rates are ambiguous, see "
+                "the 'rail rate' check): set rdma_verify_expected_rate_gbps or rdma_verify_min_gbps"
+            )
         elif not s.get("address"):
             test["error"] = (
                 f"{server}: {s['device']} has no address for perftest to connect to "
@@ -575,6 +591,8 @@ def judge(tests, outcomes, duration=None, options=None):
                 record["server_output"] = server["output"]
         record["passed"] = record["error"] is None
         record["outcome"] = "passed" if record["passed"] else "failed"
+        if test.get("not_run"):
+            record["outcome"] = "not run"
         records.append(record)
     return records
 
@@ -594,7 +612,7 @@ def retest_pairs(records, health=None):
         if r["phase"] == "main"
         and r.get("ran")
         and not r["passed"]
-        and r.get("outcome") != "peer lost"
+        and r.get("outcome") not in NOT_JUDGED
         and (
             health is None
             or (_active(health, r["server"], r["rail"]) and _active(health, r["client"], r["rail"]))
@@ -663,7 +681,7 @@ def _rail_pattern(rail, records, passed, fails):
         if r["phase"] == "main"
         and r["kind"] == "bw"
         and r["rail"] == rail
-        and r.get("outcome") != "peer lost"
+        and r.get("outcome") not in NOT_JUDGED
     ]
     hosts = {h for r in mine for h in (r["server"], r["client"])}
     failing = [r for r in mine if r["outcome"] not in ("passed", "flaky")]
@@ -742,7 +760,7 @@ def isolation(records, health, options):
     # Per (host, rail) and direction: [failures, passes] (the one-direction evidence).
     by_dir = {}
     for r in records:
-        if r["phase"] != "main" or r["kind"] != "bw" or r.get("outcome") == "peer lost":
+        if r["phase"] != "main" or r["kind"] != "bw" or r.get("outcome") in NOT_JUDGED:
             continue
         final_pass = r["outcome"] in ("passed", "flaky")
         for host, peer in ((r["server"], r["client"]), (r["client"], r["server"])):
@@ -826,7 +844,7 @@ def _device(health, host, rail):
 def verdicts(isolate, records, health, options):
     """{"host rail": {host, rail, device, bad, verdict}} for every suspect."""
     out = {}
-    retests = [r for r in records if r["phase"] == "isolate" and r.get("outcome") != "peer lost"]
+    retests = [r for r in records if r["phase"] == "isolate" and r.get("outcome") not in NOT_JUDGED]
     for key in isolate.get("suspects") or []:
         host, rail = key.split(" ", 1)
         device = _device(health, host, rail)
@@ -1061,6 +1079,7 @@ def fabric(health, expected_rate_gbps=0, majority_share=RATE_MAJORITY):
             "usable_gbps": round(usable, 3) if usable else None,
             "ports": len(rates),
             "agree": count,
+            "ambiguous": bool(ambiguous),
         }
         for host in hosts:
             rail = members.get(host)

@@ -73,6 +73,12 @@ options:
     description: For C(step=fabric), the rate every port must have (0 - the rail's majority).
     type: float
     default: 0
+  rate_majority:
+    description:
+      - For C(step=fabric), the share of a rail's ports that must report one rate for it to
+        be the rail's expected rate (a tie never counts); else the rail is ambiguous.
+    type: float
+    default: 0.5
   run_dir:
     description: For judge and report, the controller directory of this run's records.
     type: path
