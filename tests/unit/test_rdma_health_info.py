@@ -712,9 +712,38 @@ def test_counters(run, tools, tmp_path, counters, read, verdict):
     result = run()
     [p] = result["ports"]
     assert p["counters"] == read
-    health, failures = judge(result)
+    health, failures = judge(result, counter_max=SINCE_BOOT_LIMITS)
     assert detail(health, "error counters", "mlx5_1") == verdict
     assert set(failures) == ({("error counters", "mlx5_1")} if not verdict[0] else set())
+
+
+# Since-boot limits a site may set (rdma_verify_error_counter_max); none by default.
+SINCE_BOOT_LIMITS = dict.fromkeys(
+    (
+        "symbol_error",
+        "link_error_recovery",
+        "link_downed",
+        "port_rcv_errors",
+        "port_rcv_remote_physical_errors",
+        "local_link_integrity_errors",
+        "excessive_buffer_overrun_errors",
+    ),
+    10,
+)
+
+
+def test_since_boot_counts_are_reported_not_judged_by_default(run, tools, tmp_path):
+    """Nothing clears since-boot counts: by default they are shown, never a failure (the
+    tests judge their increase); a saturated counter still fails."""
+    assert ROLE_DEFAULTS["rdma_verify_error_counter_max"] == {}
+    healthy_cx6dx(tmp_path, counters={"symbol_error": 11, "port_rcv_errors": 12})
+    tools.devinfo(devinfo_hca("mlx5_1"))
+    health, failures = judge(run())
+    assert detail(health, "error counters", "mlx5_1") == (
+        True,
+        "since boot: port_rcv_errors=12, symbol_error=11",
+    )
+    assert not failures
 
 
 # --- no device, no tools -------------------------------------------------------------------

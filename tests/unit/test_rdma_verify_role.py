@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -173,6 +174,7 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
         "rdma_verify_duration": 1,
         "rdma_verify_listen_timeout": 10,
         "rdma_verify_async": run_async,
+        "rdma_verify_progress_interval": 1,
         "rdma_rails": [
             {"name": "rail0", "netdev": "ens0", "subnet": "127.10.0.0/24", "mtu": 9000},
             {"name": "rail1", "netdev": "ens1", "subnet": "127.10.1.0/24", "mtu": 9000},
@@ -245,4 +247,16 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     assert "FLAKY main bw lab3 <- lab2 rail rail0" in output
     assert "isolate lab3 rail rail1 (mlx5_31): fails as sender" in output
     ran = "Start this host's tests round by round, async" if run_async else "Run this host's"
+    # Issue 28 item 5: an async schedule shows its rounds as they finish (the play's first
+    # host, lab1, reports; 3 hosts both ways: 6 rounds).
+    progress = re.findall(
+        r"rdma_verify main: round (\d)/6 done \(lab1: (\d+) sides run, (\d+) failed so far; "
+        r"\d+ s elapsed, about \d+ s left\)",
+        output,
+    )
+    if run_async:
+        assert progress, output[-6000:]
+        assert all(1 <= int(r) <= 6 and int(done) >= 1 for r, done, _f in progress), progress
+    else:
+        assert not progress and "rdma_verify main: round" not in output
     assert any(name.startswith(f"rdma_verify : {ran}") for name in tasks_run(proc)), output

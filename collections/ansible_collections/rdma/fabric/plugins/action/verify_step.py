@@ -83,6 +83,15 @@ class ActionModule(ActionBase):
             return vt.host_pairs(hosts, host, args["mode"], int(args["rounds"]))
         return vt.all_pairs(hosts, args["mode"], int(args["rounds"]))
 
+    def _rounds_total(self, args, hosts):
+        """The phase's rounds across the fabric (for the progress line), in O(1) for the
+        main schedule."""
+        if args["phase"] in ("retest", "isolate"):
+            return max((int(p["round"]) for p in args.get("pairs") or []), default=-1) + 1
+        count, mode = len(hosts), args["mode"]
+        rounds = vt.round_count(count, mode, int(args["rounds"]))
+        return rounds * (2 if vt.two_way(count, mode) else 1)
+
     def _plan(self, args, hosts, health, host=None):
         pairs = self._pairs(args, hosts, host)
         if host is not None:
@@ -115,6 +124,7 @@ class ActionModule(ActionBase):
                 last = max((s["round"] for s in sides), default=-1)
                 result.update(
                     sides=sides,
+                    rounds_total=self._rounds_total(args, hosts),
                     deadline=(last + 1) * slot + window + 120,
                     use_async=_use_async(args.get("run_async", "auto"), len(hosts)),
                 )

@@ -29,6 +29,10 @@ description:
     port counters and hw_counters of each tested port are read before and after the
     round, and for RoCE ports the pause/PFC counters of C(ethtool -S); each side returns
     their increase (C(deltas)).
+  - With O(progress_file), C(action=schedule) writes after each round what it has done
+    (rounds, sides run and failed, seconds elapsed) as JSON, for
+    R(rdma.fabric.verify_wait,ansible_collections.rdma.fabric.verify_wait_module) to
+    show while the schedule runs as an async task.
   - Every returned test carries its exit code, output and the parsed result
     (C(rdma.fabric.perftest_parse)). A test never makes the task fail; judging is the
     caller's business. Nothing on the host changes (C(changed) is always false).
@@ -93,6 +97,12 @@ options:
     description: Where detached servers keep their output until collected.
     type: path
     default: /run/rdma-fabric-perftest
+  progress_file:
+    description:
+      - For C(action=schedule), a file rewritten after each round with C(rounds_done),
+        C(last_round) (the round just finished), C(sides_done), C(sides_failed) and
+        C(elapsed) seconds (JSON).
+    type: path
 extends_documentation_fragment:
   - rdma.fabric.attributes
 attributes:
@@ -150,6 +160,7 @@ listening:
 """
 
 import contextlib
+import json
 import os
 import shlex
 import signal
@@ -459,6 +470,25 @@ def _counters(module, ports):
     return values
 
 
+def _progress(path, done, number, results, start):
+    """What the schedule has done so far, for verify_wait (written whole, then renamed)."""
+    if not path:
+        return
+    state = {
+        "rounds_done": done,
+        "last_round": number,
+        "sides_done": len(results),
+        "sides_failed": sum(1 for o in results.values() if o.get("error")),
+        "elapsed": round(time.monotonic() - start, 1),
+    }
+    try:
+        with open(path + ".tmp", "w", encoding="utf-8") as handle:
+            json.dump(state, handle)
+        os.replace(path + ".tmp", path)
+    except OSError:
+        pass  # progress is a courtesy: the schedule's results do not depend on it
+
+
 def schedule(module, tests, state_dir):
     """Run this host's sides of every round, in round order (see DOCUMENTATION)."""
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
@@ -467,7 +497,8 @@ def schedule(module, tests, state_dir):
     slot = 2 * window + longest + grace
     start = time.monotonic()
     results = {}
-    for number in sorted({t["round"] for t in tests}):
+    rounds = sorted({t["round"] for t in tests})
+    for done, number in enumerate(rounds, 1):
         mine = [t for t in tests if t["round"] == number]
         ports = sorted({_side_port(t["argv"]) for t in mine if _side_port(t["argv"])[0]})
         before = _counters(module, ports)
@@ -516,6 +547,10 @@ def schedule(module, tests, state_dir):
             results[test["id"]]["deltas"] = deltas.get(port, {})
             # A counter at its maximum counts nothing more: its delta proves nothing.
             results[test["id"]]["saturated"] = saturated_counters(after.get(port))
+        _progress(module.params.get("progress_file"), done, number, results, start)
+    if module.params.get("progress_file"):
+        with contextlib.suppress(OSError):
+            os.unlink(module.params["progress_file"])
     return [
         dict(
             _compact(results[t["id"]]),
@@ -560,6 +595,7 @@ def main():
             "listen_timeout": {"type": "int", "default": 30},
             "grace": {"type": "int", "default": 10},
             "state_dir": {"type": "path", "default": "/run/rdma-fabric-perftest"},
+            "progress_file": {"type": "path"},
             "sysfs_root": {"type": "path", "default": "/"},
         },
         supports_check_mode=True,

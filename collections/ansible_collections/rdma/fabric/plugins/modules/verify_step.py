@@ -131,6 +131,10 @@ deadline:
   description: For C(step=plan), seconds the schedule may take at most (for C(async)).
   returned: step=plan
   type: int
+rounds_total:
+  description: For C(step=plan), the phase's rounds across the fabric (for the progress line).
+  returned: step=plan
+  type: int
 use_async:
   description: For C(step=plan), whether to run the schedule as an async task.
   returned: step=plan
