@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The fleet: N containers as 8-rail "GPU servers" and 8 stand-in leaf switches, for
-site.yml at rack scale (issue 26). A test world, not a rack: no RDMA, no switch ASIC.
+site.yml at rack scale. A test world, not a rack: no RDMA, no switch ASIC.
 
     fleet.py up N          build the world (containers, rail networks, leaves, inventory)
     fleet.py run [--faults] site.yml first run, second run, --check --diff; with --faults,
@@ -104,7 +104,8 @@ def rail_address(k: int, index: int) -> str:
 
 
 def fault_plan(hosts: list[str]) -> dict:
-    """The faults of issue 26 item 3, on hosts chosen by position (any N >= 8)."""
+    """The planted faults (a slow rail, dead ports, a leaf half, a lost host), on hosts
+    chosen by position (any N >= 8)."""
     half = hosts[len(hosts) // 2 : -1]
     return {
         "slow": {"host": hosts[4], "rail": 3, "fraction": 0.10},

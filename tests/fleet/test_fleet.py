@@ -71,7 +71,7 @@ def test_check_diff_changes_nothing(figures):
 
 
 def test_fleet_memory_budget(figures):
-    # Issue 26: the whole 64-host fleet within 8 GiB; per host, that is 128 MiB.
+    # The whole 64-host fleet within 8 GiB; per host, that is 128 MiB.
     memory = figures["memory"]
     assert memory["containers"] == figures["count"] + 2  # the hosts and the SONiC leaves
     assert 0 < memory["usage"] <= figures["count"] * 128 * 2**20

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Phase times for make test (issue 28 item 6): what each phase of a run costs, printed at
+# Phase times for make test: what each phase of a run costs, printed at
 # the end of the run whether it passed or not, so a slow phase is seen before CI's limit.
 #
 #   phase.sh run NAME COMMAND [ARG ...]   run COMMAND, append "NAME SECONDS RC" to the log

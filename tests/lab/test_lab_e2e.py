@@ -296,7 +296,7 @@ def test_lab_end_to_end(lab):
     print(f"\n[e2e] reboot lab3: {time.monotonic() - start:.0f} s: {' | '.join(lines)}")
     assert rebooted, f"lab3 did not reboot (boot id {before})"
     assert "netdev eth1" in probe.stdout and "state ACTIVE" in probe.stdout, probe.stdout
-    # Issue 14 item 7: the roce_host_qos boot unit re-applied the policy with no Ansible
+    # The roce_host_qos boot unit re-applied the policy with no Ansible
     # run, though rxe0/rxe1 appear only when the soft_roce unit has run (after the
     # network): its bounded retry waited for them.
     unit = lab_ssh(
@@ -536,7 +536,7 @@ print(json.dumps({"tos": tos, "gsi": gsi}), flush=True)
 
 
 def test_lab_rdma_cm_traffic_carries_the_policy_tos(lab):
-    """Issue 14 items 7 and 8 with real traffic: lab3 (rebooted above; its RDMA-CM ToS
+    """With real traffic: lab3 (rebooted above; its RDMA-CM ToS
     re-applied by the roce_host_qos boot unit, no Ansible run since) sends ib_write_bw
     over RDMA-CM (-R) without a traffic class of its own, and the RoCE v2 frames lab1
     receives carry the policy's ToS: DSCP 26 with ECT(0). The kernel has no global

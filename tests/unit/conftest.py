@@ -16,7 +16,7 @@ from playbook_run import run_playbook as _run_playbook
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ANSIBLE_CFG = REPO_ROOT / "ansible.cfg"
-# The roles and playbooks ship in the rdma.fabric collection (issue 16).
+# The roles and playbooks ship in the rdma.fabric collection.
 COLLECTION_DIR = REPO_ROOT / "collections/ansible_collections/rdma/fabric"
 ROLES_DIR = COLLECTION_DIR / "roles"
 PLAYBOOKS_DIR = COLLECTION_DIR / "playbooks"

@@ -35,7 +35,7 @@ def port_maps(n=4):
     return {f"leaf-rail{i}": {7: "swp7", 8: "swp8"} for i in range(n)}
 
 
-# ------------------------------------------------------------------ item 1: the plan
+# ------------------------------------------------------------------------- the plan
 
 
 def test_the_rail_plan_accepts_leaf_and_leaf_group():
@@ -77,7 +77,7 @@ def test_no_leaf_anywhere_means_no_cabling_check_in_auto():
     assert expected_cabling(rails(), HOSTS, mode=False) == ({}, [])
 
 
-# ------------------------------------------------------------ item 5: bad input refused
+# ------------------------------------------------------------- bad input refused
 
 
 def test_a_rail_without_a_leaf_is_refused_when_checks_are_on():
@@ -128,7 +128,7 @@ def test_a_map_for_a_switch_no_rail_names_and_an_empty_group_are_refused():
     assert errors == ["rdma_verify_cabling must be one of auto, true, false; got 'maybe'"]
 
 
-# ---------------------------------------------------------------------- item 3: judge
+# ---------------------------------------------------------------------------- judge
 
 
 def host_rails(n=4):

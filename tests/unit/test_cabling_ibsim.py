@@ -1,4 +1,4 @@
-"""Issue 27 item 4 (InfiniBand): the cabling check on what the real tools read.
+"""InfiniBand: the cabling check on what the real tools read.
 
 ibsim (ibsim-utils) runs tests/ibsim/rails-swapped.net, where gpu-a02's two rail cables
 are swapped between the leaves; the real ibnetdiscover and iblinkinfo (infiniband-diags)

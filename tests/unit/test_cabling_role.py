@@ -1,4 +1,4 @@
-"""rdma_verify's cabling check in a whole role run (issue 27 items 3 and 5).
+"""rdma_verify's cabling check in a whole role run.
 
 Three hosts, each this machine with its own sysfs tree (test_rdma_verify_role's
 build_host: two RoCE rails on netdevs ens0/ens1), the perftest stand-in, and the lldpcli

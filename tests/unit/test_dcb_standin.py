@@ -51,7 +51,7 @@ def test_plan_applied_through_the_standin_reads_back_as_the_policy(dcb):
     assert [dcb(cmd)[0] for cmd in cmds] == [0, 0, 0, 0]
     assert dcb.log()[0] == f"dcb dcbx set dev {IF} host cee ieee"
     after, _ = Dcb("dcb").read(dcb, IF)
-    # All 64 DSCPs (issue 22): the unnamed ones on priority 0, none left to mlx5's default.
+    # All 64 DSCPs: the unnamed ones on priority 0, none left to mlx5's default.
     want = {d: [3 if d == 26 else 6 if d == 48 else 0] for d in range(64)}
     assert after["dcbx"] == "os" and after["dscp2prio"] == want
     assert after["cable_len"] == 100
@@ -101,7 +101,7 @@ def test_a_netdev_without_state_is_not_a_dcb_port(dcb):
 
 
 def test_dcb_backend_sets_the_cable_length_as_the_pfc_delay(dcb):
-    """Issue 22 item 6: the host cable length follows the policy on the dcb backend too.
+    """The host cable length follows the policy on the dcb backend too.
     dcb-buffer(8) has no cable length (prio-buffer, buffer-size only); mlx5 takes the
     IEEE PFC delay as its cable length (en_dcbnl.c mlx5e_dcbnl_ieee_setpfc, 1-999 m),
     which `dcb pfc set dev IF delay N` sets (dcb-pfc(8))."""

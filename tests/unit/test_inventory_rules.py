@@ -1,4 +1,4 @@
-"""Issue 28.3: inputs of the right type that cannot be what they claim, refused by the
+"""Inputs of the right type that cannot be what they claim, refused by the
 preflight (rdma.fabric.inventory_check) on the controller before any host is contacted:
 URL and address variables that are not one, settings placed where no play reads them,
 hosts in groups that exclude each other."""
@@ -436,7 +436,7 @@ def test_preflight_passes_good_values_and_placements(run_cli, tmp_path):
 
 def test_thousand_hosts_eight_rails_pass_clean(run_cli, tmp_path):
     """1,000 GPU servers with 8 rails each (host_vars per host) and 64 Cumulus leaves: no
-    finding on a correct inventory; the check's time is printed (issue 28.3 measured it)."""
+    finding on a correct inventory; the check's time is printed (its cost at rack scale)."""
     names = [f"gpu-{i:04d}" for i in range(1000)]
     racks = {
         f"rack{r:02d}": {"hosts": dict.fromkeys(names[r * 32 : (r + 1) * 32])} for r in range(32)

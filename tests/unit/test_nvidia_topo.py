@@ -123,7 +123,7 @@ def test_gpudirect_false_tests_host_memory():
         gpu_host(mode="sometimes")
 
 
-# Issue 25, item 5: real nvidia-smi (R590) underlines the header row with ESC[4m ... ESC[0m
+# Real nvidia-smi (R590) underlines the header row with ESC[4m ... ESC[0m
 # even through a pipe; before, the first GPU row was taken as the header.
 def test_header_wrapped_in_terminal_escapes_is_still_the_header():
     assert nearest_of("topo_escapes_4gpu.txt", 4) == {

@@ -169,7 +169,7 @@ def test_client_reports_the_apis_messages(standin):
         ).get("qos")
 
 
-# --- issue 22: the documented defaults of the keys we touch, and unknown paths refused ---
+# --- the documented defaults of the keys we touch, and unknown paths refused ---
 
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (  # noqa: E402
     normalize_policy,

@@ -1,4 +1,4 @@
-"""The inventory check runs for every stage and under any tags, once per run (issue 28.2).
+"""The inventory check runs for every stage and under any tags, once per run.
 
 Each stage playbook imports rdma.fabric.preflight first; its play is tagged always and ends
 at once when this run already did the check. The inventory here carries a typo

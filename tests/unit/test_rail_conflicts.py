@@ -1,4 +1,4 @@
-"""Existing network configuration that would also configure a rail netdev (issue 23):
+"""Existing network configuration that would also configure a rail netdev:
 fixtures in the shape each tool documents (systemd.network(5), netplan(5),
 nm-settings-keyfile(5), cloud-init's network config v1/v2, interfaces(5))."""
 

@@ -1,5 +1,5 @@
-"""The live drift check covers routes, rules, sysctls and extra addresses (issue 23 item
-3): a foreign change after the run (a route deleted, an address added by hand) is
+"""The live drift check covers routes, rules, sysctls and extra addresses: a foreign
+change after the run (a route deleted, an address added by hand) is
 reported by --check and repaired by the next run. Fixtures in the shape of iproute2's
 JSON (`ip -j addr show`, `ip -j rule show`, `ip -j route show table all`: main-table
 routes carry no "table" key, the default route is "dst": "default", a host route has

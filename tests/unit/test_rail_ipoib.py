@@ -1,4 +1,4 @@
-"""IPoIB rails (issue 23, review findings 4 and 5).
+"""IPoIB rails.
 
 Finding 4: enhanced IPoIB (datagram only) is a property of the mlx5 driver (ConnectX-4
 and later; drivers/infiniband/ulp/ipoib and mlx5's rdma_netdev); ib_ipoib's

@@ -1,4 +1,4 @@
-"""networkd beside the host's own networking (issue 23, review findings 1 and 2).
+"""networkd beside the host's own networking.
 
 Finding 1: restarting a running systemd-networkd releases the DHCP leases of the links it
 manages (systemd.network(5) KeepConfiguration= defaults to "no"; on stop the DHCP client

@@ -1,4 +1,4 @@
-"""Bad rail plans that the controller refuses before any change (issue 23): each error
+"""Bad rail plans that the controller refuses before any change: each error
 names the variable and, where one is at fault, the host(s)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""rdma_rails_state: rendered (issue 23 item 7): every host's files written under a
+"""rdma_rails_state rendered: every host's files written under a
 directory without contacting the hosts, like roce_switch_qos's rendered mode."""
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from test_roce_qos import IF, STANDIN, dcb_outputs, load, mlnx_qos_standin_env, 
 POLICY = policy_or_raise({})
 DESIRED = desired_qos(POLICY)
 PFC_OFF = f"{IF}: PFC on 0,0,0,0,0,0,0,0, policy wants priority 3"
-# dcb_pfc_off.json reads delay 0: the policy's host cable length (100 m, issue 22 item 6)
+# dcb_pfc_off.json reads delay 0: the policy's host cable length (100 m)
 # differs too.
 PFC_RESET = f"{PFC_OFF}; {IF}: cable_len 0, policy wants 100"
 
@@ -81,7 +81,7 @@ def test_pfc_on_the_wrong_priority_and_a_policy_with_two():
 
 def test_trust_and_dscp_map_of_a_fresh_port():
     lines = mismatches(mlnx("mlnx_qos_fresh_trust_pcp.txt"), DESIRED)
-    # Issue 22: all 64 DSCPs are the policy's; the unnamed ones read as one line.
+    # All 64 DSCPs are the policy's; the unnamed ones read as one line.
     assert lines[:4] == [
         "trust pcp, policy wants dscp",
         "DSCP 0-25,27-47,49-63 -> no priority, policy wants priority 0",
@@ -104,7 +104,7 @@ def test_firmware_dcbx():
         "DCBX firmware-controlled (a switch's DCBX can overwrite the host's QoS), "
         "policy wants OS-controlled"
     )
-    # Issue 22: mlx5's default map (DSCP 8-63 off priority 0) differs from the policy's.
+    # mlx5's default map (DSCP 8-63 off priority 0) differs from the policy's.
     assert "DSCP 24-25,27-29,31 -> priority 3, policy wants priority 0" in lines
 
 
@@ -124,7 +124,7 @@ def test_ets_willing_and_vendor_tsa():
     ]
     state = mlnx("mlnx_qos_ofed4_dscp_pfc3.txt")
     lines = [line for line in mismatches(state, DESIRED) if not line.startswith("DSCP ")]
-    # The fixture keeps mlx5's 7 m; the policy's host cable length is 100 m (issue 22).
+    # The fixture keeps mlx5's 7 m; the policy's host cable length is 100 m.
     assert lines[-1] == "cable_len 7, policy wants 100", lines
     assert lines[:-1] and all(line.startswith("ETS ") for line in lines[:-1]), lines
 
@@ -234,7 +234,7 @@ def test_no_dcb_is_not_checked_in_a_lab():
 
 
 def test_no_dcb_still_checks_the_roce_tos():
-    """Issue 14 item 7: a Soft-RoCE or virtio port has no DCB, but its RDMA-CM ToS is set
+    """A Soft-RoCE or virtio port has no DCB, but its RDMA-CM ToS is set
     by the policy and read back: a wrong one fails the check by name."""
     tos = "rdma_cm_default_roce_tos"
     right = entry(
@@ -253,7 +253,7 @@ def test_no_dcb_still_checks_the_roce_tos():
 
 
 def test_a_kernel_without_a_global_tos_is_said():
-    """Issue 14 item 8: on a mainline kernel (no OFED traffic_class) the report says that
+    """On a mainline kernel (no OFED traffic_class) the report says that
     only traffic whose application sets a ToS reaches the lossless class."""
     mainline = {**entry("eth2", dcb()), "global_tos": False}
     ofed = {**entry("eth3", dcb(), knobs={"traffic_class": ("106", "106")}), "global_tos": True}
@@ -401,7 +401,7 @@ def test_role_reports_the_reset_pfc_in_check_mode(run_playbook, reset_port, tmp_
         return proc, proc.output
 
     proc, output = play({})
-    # A failed health check fails the dry run too, after printing it (issue 28.3 d).
+    # A failed health check fails the dry run too, after printing it.
     assert proc.returncode == 2, output
     assert f"FAIL check localhost RoCE QoS: {PFC_OFF}" in output, output
     assert recap(proc)["changed"] == 0 and recap(proc)["failed"] == 1

@@ -205,7 +205,7 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     planned = [c for c in results["checks"] if c["check"] in ("rail address", "rail MTU")]
     assert len(planned) == 12 and all(c["ok"] for c in planned), planned
     verdict = results["isolation"]["verdicts"]["lab3 rail1"]["verdict"]
-    # Three hosts test each pair both ways (issue 25 item 2): lab3 sent to both others.
+    # Three hosts test each pair both ways: lab3 sent to both others.
     assert verdict == "lab3 rail rail1 (mlx5_31): fails as sender against 2 good peers (lab1, lab2)"
     main = {
         (p["server"], p["client"], p["rail"]): p for p in results["pairs"] if p["phase"] == "main"
@@ -247,7 +247,7 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     assert "FLAKY main bw lab3 <- lab2 rail rail0" in output
     assert "isolate lab3 rail rail1 (mlx5_31): fails as sender" in output
     ran = "Start this host's tests round by round, async" if run_async else "Run this host's"
-    # Issue 28 item 5: an async schedule shows its rounds as they finish (the play's first
+    # An async schedule shows its rounds as they finish (the play's first
     # host, lab1, reports; 3 hosts both ways: 6 rounds).
     progress = re.findall(
         r"rdma_verify main: round (\d)/6 done \(lab1: (\d+) sides run, (\d+) failed so far; "

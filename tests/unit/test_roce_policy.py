@@ -57,7 +57,7 @@ def test_partial_policy_keeps_the_other_defaults():
 
 
 def test_pfc_ecn_and_ets_follow_the_roce_priority():
-    """Issue 14: `roce_priority: 4` alone used to keep ECN (and the ETS share) on 3."""
+    """`roce_priority: 4` alone used to keep ECN (and the ETS share) on 3."""
     policy, errors = normalize_policy({"roce_priority": 4})
     assert errors == []
     assert policy["pfc_priorities"] == [4] and policy["ecn_priorities"] == [4]
@@ -159,7 +159,7 @@ def test_role_fails_before_any_change(run_play, bad, key):
 
 
 def test_role_refuses_lldptool_beside_mlnx_qos(run_play):
-    """Issue 14: lldpad `configure` ran lldptool on ports mlnx_qos sets (OS mode)."""
+    """lldpad `configure` ran lldptool on ports mlnx_qos sets (OS mode)."""
     extra = {"roce_host_qos_lldpad": "configure", "roce_host_qos_backend": "mlnx_qos"}
     proc, output = run_play(extra)
     assert_failed_before_any_change(ROLE, proc, output)

@@ -142,10 +142,10 @@ def test_mlnx_qos_fresh_port_exact_commands():
     current, reason = mlnx_read("mlnx_qos_fresh_trust_pcp.txt")
     assert reason == ""
     aspects, cmds, drift = plan(MlnxQos("mlnx_qos"), IF, current, desired_qos(POLICY))
-    # Issue 22 item 6: the fixture's mlx5 7 m gives way to the policy's 100 m.
+    # The fixture's mlx5 7 m gives way to the policy's 100 m.
     assert aspects == ["trust", "dscp2prio", "pfc", "ets", "cable_len"]
     base = ["mlnx_qos", "-i", IF]
-    # Issue 22: all 64 DSCPs in one command (--dscp2prio appends), so DSCP 24-31 leave
+    # All 64 DSCPs in one command (--dscp2prio appends), so DSCP 24-31 leave
     # mlx5's default priority 3 (the lossless one) for priority 0.
     every = [
         word
@@ -226,7 +226,7 @@ def dcb_outputs(app, pfc, ets, iface=IF, dcbx='{"host":true,"ieee":true}'):
     ids=["host", "firmware", "firmware-cee", "no-dcbx"],
 )
 def test_dcb_sets_dcbx_host_mode(dcbx, state, command):
-    """Issue 14: the dcb backend left NIC-firmware DCBX in charge (a switch could override)."""
+    """The dcb backend left NIC-firmware DCBX in charge (a switch could override)."""
     outputs = dcb_outputs(
         "dcb_app_policy.json", "dcb_pfc_policy.json", "dcb_ets_policy.json", dcbx=dcbx
     )
@@ -267,7 +267,7 @@ def test_dcb_appended_rule_is_replaced_not_added():
     outputs = dcb_outputs("dcb_app_added_twice.json", "dcb_pfc_policy.json", "dcb_ets_policy.json")
     current, _ = Dcb("dcb").read(runner(outputs), IF)
     _, cmds, drift = plan(Dcb("dcb"), IF, current, desired_qos(POLICY))
-    # Every DSCP the app table lacks is set too (the one classification, issue 22).
+    # Every DSCP the app table lacks is set too (the one classification).
     missing = [f"{d}:0" for d in range(1, 64) if d not in (26, 48)]
     assert cmds == [
         [
@@ -473,7 +473,7 @@ def soft_roce_host(root: Path) -> Path:
 
 
 def test_module_sets_the_roce_tos_on_a_netdev_without_dcb(run_cli, standin_env, tmp_path):
-    """Issue 14 item 7: a port without DCB still marks RoCE with the policy's ToS, set now
+    """A port without DCB still marks RoCE with the policy's ToS, set now
     and at boot; with require_hw it fails and writes nothing."""
     root = tmp_path / "root"
     tos = soft_roce_host(root)
@@ -563,7 +563,7 @@ def test_boot_script_reports_a_missing_netdev(tmp_path):
 
 
 def test_boot_script_retries_until_the_rdma_side_appears(tmp_path):
-    """Issue 14: rdma_cm/configfs loading after the netdev made the ToS writes fail once."""
+    """rdma_cm/configfs loading after the netdev made the ToS writes fail once."""
     (tmp_path / "sys/class/net" / IF).mkdir(parents=True)
     late = tmp_path / "sys/kernel/config/rdma_cm"
     tos = late / "mlx5_1/ports/1/default_roce_tos"

@@ -1,4 +1,4 @@
-"""Host receive buffers and PFC storm prevention from rdma_roce_policy (issue 14, item 5).
+"""Host receive buffers and PFC storm prevention from rdma_roce_policy.
 
 The roce_qos module, run for real against the mlnx_qos stand-in (extended to
 --cable_len, --prio2buffer and --buffer_size) and an ethtool stand-in for the
@@ -130,7 +130,7 @@ def test_module_sets_buffers_and_storm_prevention_then_nothing(run_cli, tmp_path
 
 def test_dcb_backend_says_it_leaves_the_host_buffers(run_cli, tmp_path):
     """The dcb backend has no cable length: a policy with host buffers is not dropped
-    silently on a host without mlnx_qos (issue 14 item 5). The module finds the real
+    silently on a host without mlnx_qos. The module finds the real
     dcb first (/usr/sbin), which knows no such port: require_hw false, the warning is
     what is asserted."""
     env = {**JSON_CALLBACK}

@@ -1,4 +1,4 @@
-"""Rolling changes and bonds (issue 14, item 6): one port at a time, each back up before
+"""Rolling changes and bonds: one port at a time, each back up before
 the next; a RoCE LAG bond is configured through its members. Real roce_qos module runs
 against the mlnx_qos stand-in and a tmp sysfs tree (operstate, bonding/slaves)."""
 
@@ -126,7 +126,7 @@ def lag_members(root: Path, env: dict[str, str]) -> Path:
 
 def test_a_lag_member_sets_its_bond_devices_tos(run_cli, tmp_path):
     """The RoCE knobs of a LAG member are mlx5_bond_0's: without them the bond's RoCE
-    left with ToS 0 (issue 14 item 6)."""
+    left with ToS 0."""
     env = {**mlnx_qos_standin_env(tmp_path), **JSON_CALLBACK}
     root = tmp_path / "root"
     traffic_class = lag_members(root, env)
@@ -147,7 +147,7 @@ def test_a_lag_member_sets_its_bond_devices_tos(run_cli, tmp_path):
 
 def test_role_stops_at_a_port_that_stays_down(run_playbook, tmp_path):
     """Rolling change: the first leg of a bond does not come back after its PFC change;
-    the role fails the host there and leaves the other leg alone (issue 14 item 6)."""
+    the role fails the host there and leaves the other leg alone."""
     env = mlnx_qos_standin_env(tmp_path)
     root = tmp_path / "root"
     lag_members(root, env)

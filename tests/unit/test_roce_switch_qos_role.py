@@ -477,7 +477,7 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
         "two_lossless": {**local, "rdma_roce_policy": {"pfc_priorities": [3, 4]}},
         "watchdog_forward": {**local, "rdma_roce_policy": {"pfc_watchdog": {"action": "forward"}}},
         "no_password": dict(local),
-        # Issue 22: limits of the real systems, refused before anything is sent.
+        # Limits of the real systems, refused before anything is sent.
         "sonic_202111": {
             **local,
             "rdma_switch_os": "sonic",
@@ -493,7 +493,7 @@ def test_bad_input_fails_by_name_before_anything_is_sent(tmp_path, run_playbook)
             "roce_switch_qos_cable_length": 100,
             "roce_switch_qos_render_dir": str(tmp_path / "render"),
         },
-        # Issue 22 item 6: the default (the policy's cable_length_m, 100 m) is refused too.
+        # The default (the policy's cable_length_m, 100 m) is refused too.
         "sonic_traditional_default": {
             **local,
             "rdma_switch_os": "sonic",

@@ -1,4 +1,4 @@
-"""Issue 22: the lossless RoCE renderings read against the vendors' own sources.
+"""The lossless RoCE renderings read against the vendors' own sources.
 
 Each test names the fact it holds the rendering to; each failed against the code before
 the fix (the finding it pins down is in its docstring).
@@ -257,7 +257,7 @@ def test_sonic_standin_refuses_tables_without_yang_like_apply_patch(tmp_path, re
 def test_host_cable_length_follows_the_policy_unless_set_apart():
     """Host buffers kept mlx5's 7 m while switches got 100 m: nothing linked them.
 
-    Issue 22 item 6: the default too is one length for both ends, NVIDIA's RoCE 100 m.
+    The default too is one length for both ends, NVIDIA's RoCE 100 m.
     """
     from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import desired_qos
 

@@ -1,4 +1,4 @@
-"""SONiC lossless buffers (issue 14): BUFFER_PG rows for the RoCE PG in both buffer models.
+"""SONiC lossless buffers: BUFFER_PG rows for the RoCE PG in both buffer models.
 
 Against CONFIG_DB fixtures of a dynamic and a traditional switch (row shapes from
 sonic-buildimage's buffers_config.j2 and sonic-swss buffermgr/buffermgrdyn; see

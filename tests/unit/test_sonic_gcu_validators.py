@@ -1,4 +1,4 @@
-"""SONiC `config apply-patch` field operation validators (issue 22, review finding 1).
+"""SONiC `config apply-patch` field operation validators.
 
 sonic-utilities generic_config_updater/gcu_field_operation_validators.conf.json (branches
 202205-202505) lets a patch change WRED_PROFILE only in AZURE_LOSSLESS's green thresholds

@@ -230,7 +230,7 @@ def test_sonic_patch_on_a_fresh_switch_adds_whole_tables():
 
 
 def test_sonic_ets_change_deletes_and_recreates_the_scheduler():
-    """SCHEDULER type/weight are read at creation only (issue 14): replace is not enough."""
+    """SCHEDULER type/weight are read at creation only: replace is not enough."""
     configdb = load("configdb_fresh.json")
     first = sonic_tables(DEFAULT, ["Ethernet0"], 5)
     configdb = apply_json_patch(configdb, json_patch(configdb, first))
@@ -370,7 +370,7 @@ WD = "rdma_roce_policy.pfc_watchdog."
             "eos",
             "rdma_roce_policy.prio_tc[3]",
         ),
-        # Issue 14 item 10: limits found only at push time before.
+        # Limits found only at push time before.
         ({"pfc_watchdog": {"detection_time_ms": 125}}, "eos", WD + "detection_time_ms"),
         ({"pfc_watchdog": {"detection_time_ms": 6000}}, "sonic", WD + "detection_time_ms"),
         ({"pfc_watchdog": {"restoration_time_ms": 50}}, "sonic", WD + "restoration_time_ms"),
@@ -408,7 +408,7 @@ def test_unknown_switch_os_is_named():
     ],
 )
 def test_the_roce_ports_get_the_policy_mtu(switch_os, ports, where):
-    """Issue 12/14: renderings for MTU 1500 and 9216 were identical (no MTU on switches)."""
+    """Renderings for MTU 1500 and 9216 were identical (no MTU on switches)."""
     small = render(policy(mtu=1500), switch_os, ports, 5)
     jumbo = render(policy(mtu=9216), switch_os, ports, 5)
     assert small != jumbo

@@ -1,4 +1,4 @@
-"""Issue 28.3 d: `--check` runs rdma_verify's health checks (no traffic, no report) and,
+"""`--check` runs rdma_verify's health checks (no traffic, no report) and,
 when any of them failed, exits non-zero after printing them; a healthy host passes."""
 
 from __future__ import annotations

@@ -280,7 +280,7 @@ def test_numa_node_minus_one_from_sysfs_pins_with_taskset(tmp_path):
     assert vt.pin_argv(rail) == ["taskset", "-c", "0-15,32-47"]
 
 
-# Issue 25, item 6: counters judge.
+# Counters judge.
 def test_ethtool_filter_keeps_discards_ecn_marks_and_phy_errors():
     text = load(Path(__file__).parent / "fixtures" / "ethtool", "ethtool_S_mlx5_roce_errors.txt")
     stats = parse_ethtool_stats(text)

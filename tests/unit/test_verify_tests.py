@@ -249,7 +249,7 @@ def test_judge_keeps_perftests_own_error_and_the_counter_deltas():
     client = outcome(f"{test['id']}/client", GOOD, deltas={"link_downed": 1, "symbol_error": 4})
     [record] = vt.judge([test], [client, outcome(f"{test['id']}/server", GOOD)], 3)
     assert not record["passed"]
-    # Every delta counter is judged (issue 25 item 6): the link down, and 4 symbol errors
+    # Every delta counter is judged: the link down, and 4 symbol errors
     # over the lab fixture's few bits.
     assert record["error"] == (
         f"client {test['client']} mlx5_0 port 1: link_downed +1 during the test (limit 0); "
@@ -488,7 +488,7 @@ def test_planning_pauses_the_cycle_collector_and_restores_it(monkeypatch):
         gc.enable()
 
 
-# Issue 25, item 4: the expected rate is never a guess by host order.
+# The expected rate is never a guess by host order.
 def test_a_tie_for_the_rails_rate_is_ambiguous_not_settled_by_host_order():
     _, health = fabric_of(2, rails=1, lab2=host(2, 1, rates={0: "200 Gb/sec (2X NDR)"}))
     fabric = vt.fabric(health)
@@ -570,7 +570,7 @@ def test_ethernet_speeds_use_64b66b_whatever_ib_name_mlx5_reports():
     assert rail["rate"]["usable_gbps"] == 32.0
 
 
-# Issue 25, item 3: a host lost during traffic (its perftest_run never came back).
+# A host lost during traffic (its perftest_run never came back).
 def test_a_host_lost_during_traffic_is_unreachable_and_its_partners_tests_peer_lost():
     names, health = fabric_of(4, rails=2)
     expect = vt.fabric(health)["rails"]
@@ -602,7 +602,7 @@ def _side_of(test, host):
     return "client" if test["client"] == host else "server"
 
 
-# Issue 25, items 1 and 9: isolation that names several culprits, and rail patterns.
+# Isolation that names several culprits, and rail patterns.
 @pytest.mark.parametrize("count", [8, 32])
 def test_two_dead_hosts_on_one_rail_are_named_exactly(count):
     dead = {"lab3", f"lab{count - 1}"}
@@ -689,7 +689,7 @@ def test_the_report_carries_rail_verdicts():
     ]
 
 
-# Issue 25, item 2: every host sends and receives on every rail, in both modes.
+# Every host sends and receives on every rail, in both modes.
 def _directions_per_host(pairs, binary="ib_write_bw"):
     """{host: (peers it sent to, peers it received from)}; ib_write_*: the client sends."""
     out = {}
