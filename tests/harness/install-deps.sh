@@ -8,9 +8,11 @@ set -eu
 # opensm + ibsim-utils + infiniband-diags: the real OpenSM on ibsim's simulated fabric
 # (tests/unit/test_opensm_ibsim.py). Debian's opensm postinst enables opensm.service
 # (PORTS=ALL); a machine without InfiniBand ports runs no SM from it.
+# chromium-headless-shell: rdma_verify's report.html opened in a real browser
+# (tests/unit/test_verify_html.py: a 64-host report fits 1,600 px).
 packages="docker.io debootstrap python3-venv python3-pip git make \
     qemu-system-x86 qemu-utils vde2 e2fsprogs openssh-client mstflint \
-    opensm ibsim-utils infiniband-diags"
+    opensm ibsim-utils infiniband-diags chromium-headless-shell"
 missing=""
 for pkg in $packages; do
     dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' \

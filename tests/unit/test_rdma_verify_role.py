@@ -238,7 +238,11 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     assert "| lab3 | rail1 | lab3 rail rail1 (mlx5_31): fails as sender" in markdown
     assert "flaky" in markdown and "## Rails" in markdown
     html = (latest / "report.html").read_text()
-    assert html.count('class="heat"') == 2 and "Rail rail1" in html
+    assert (
+        html.count('<table class="heat numbers">') == 2 and "<figcaption>rail1</figcaption>" in html
+    )
+    assert html.index("Verdicts and failures") < html.index("Bandwidth per rail")
+    assert "<strong>lab3 rail1</strong>: lab3 rail rail1 (mlx5_31): fails as sender" in html
     assert "http://" not in html and "<script" not in html
     junit = ET.parse(latest / "junit.xml").getroot()
     failed_records = [p for p in results["pairs"] if p["outcome"] == "failed"]

@@ -445,8 +445,11 @@ def test_report_lists_unreachable_hosts_and_per_rail_matrices():
     assert row["check"] == "reachable" and not row["ok"]
     assert doc["hosts"]["lab4"] == {"unreachable": True, "rails": []}
     assert list(doc["matrix"]) == ["mlx5_0", "mlx5_1"]
-    cell = doc["matrix"]["mlx5_1"]["rows"][0][1]
-    assert cell["passed"] and cell["gbps"] > 0 and not cell["flaky"]
+    # Sparse: one cell per tested direction (6 at 3 hosts both ways), no N x N rows.
+    cells = doc["matrix"]["mlx5_1"]["cells"]
+    assert len(cells) == 6 and "rows" not in doc["matrix"]["mlx5_1"]
+    sender, receiver, gbps, ratio, outcome = cells[0]
+    assert (sender, receiver) == (0, 1) and gbps > 0 and ratio >= 1 and outcome == "passed"
     doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=names)
     assert doc["summary"]["passed"] is True
 
@@ -460,14 +463,26 @@ def test_heat_map_is_directional_row_sender_column_receiver():
     doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=names)
     [m] = doc["matrix"].values()
     assert m["hosts"] == names
-    sender_row = m["rows"][0]
-    assert [c["passed"] for c in sender_row[1:]] == [False, False], sender_row
-    assert [m["rows"][i][0]["passed"] for i in (1, 2)] == [True, True], m["rows"]
+    state = {(i, j): outcome for i, j, _g, _r, outcome in m["cells"]}
+    assert [state[(0, 1)], state[(0, 2)]] == ["failed", "failed"], state
+    assert [state[(1, 0)], state[(2, 0)]] == ["passed", "passed"], state
     reads = rv.report(
         health, main, {}, {"mode": "full", "binary": "ib_read_bw"}, "now", hosts=names
     )
     [m] = reads["matrix"].values()
-    assert [m["rows"][i][0]["passed"] for i in (1, 2)] == [False, False], m["rows"]
+    state = {(i, j): outcome for i, j, _g, _r, outcome in m["cells"]}
+    assert [state[(1, 0)], state[(2, 0)]] == ["failed", "failed"], state
+    # The role's options: the binary is the bandwidth options'.
+    reads = rv.report(
+        health,
+        main,
+        {},
+        {"mode": "full", "bandwidth": {"binary": "ib_read_bw"}},
+        "now",
+        hosts=names,
+    )
+    [m] = reads["matrix"].values()
+    assert {(i, j) for i, j, _g, _r, o in m["cells"] if o == "failed"} == {(1, 0), (2, 0)}
 
 
 def test_planning_pauses_the_cycle_collector_and_restores_it(monkeypatch):

@@ -16,7 +16,7 @@ import os
 from ansible import context
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
-from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify
+from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify, verify_html
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
 
 HEALTH_VAR = "__rdma_verify_health"
@@ -230,6 +230,13 @@ class ActionModule(ActionBase):
         )
         if run_dir and args.get("write"):
             _write(run_dir, "results", results)
+            cabling = [
+                row
+                for h in live
+                for row in ((health.get(h) or {}).get("cabling") or {}).get("rows") or []
+            ]
+            with open(os.path.join(run_dir, "report.html"), "w", encoding="utf-8") as handle:
+                handle.write(verify_html.render(results, cabling))
         return {"results": results}
 
 

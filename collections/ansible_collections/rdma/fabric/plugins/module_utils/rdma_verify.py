@@ -519,33 +519,26 @@ def qos_check(gathered, policy, require_hw=True):
 
 
 def _matrix(hosts, records, rail, binary=None):
-    """Sender x receiver cells of one rail (row = sender, column = receiver): the main
-    test of each direction (flaky: its retest). Both directions of a pair run, so a cell
-    keyed by the unordered pair would show the later direction only."""
+    """The tested directions of one rail, sparse (cost linear in the tests, no N x N
+    structure): {hosts, cells: [[sender index, receiver index, Gb/s, measured/expected,
+    outcome]]}, the main test of each direction (flaky: its retest). Both directions of
+    a pair run: each is its own cell (row = sender, column = receiver)."""
     client_sends = vt.sender_is_client(binary)
+    index = {h: i for i, h in enumerate(hosts)}
     cells = {}
     for r in records:
         if r["kind"] != "bw" or r["phase"] != "main" or r["rail"] != rail:
             continue
-        direction = (r["client"], r["server"]) if client_sends else (r["server"], r["client"])
-        cells[direction] = {
-            "gbps": r["measured_gbps"],
-            "passed": r.get("outcome", "passed" if r["passed"] else "failed")
-            not in ("failed", "peer lost", "not run"),
-            "lost": r.get("outcome") == "peer lost",
-            "flaky": r.get("outcome") == "flaky",
-            "expected": r["expected_gbps"],
-        }
-    rows = []
-    for a in hosts:
-        row = []
-        for b in hosts:
-            cell = cells.get((a, b)) if a != b else None
-            if cell and cell["expected"]:
-                cell = dict(cell, ratio=round((cell["gbps"] or 0) / cell["expected"], 3))
-            row.append(cell)
-        rows.append(row)
-    return {"hosts": hosts, "rows": rows}
+        sender, receiver = (
+            (r["client"], r["server"]) if client_sends else (r["server"], r["client"])
+        )
+        if sender not in index or receiver not in index:
+            continue
+        gbps, expected = r["measured_gbps"], r["expected_gbps"]
+        ratio = round((gbps or 0) / expected, 3) if expected else None
+        outcome = r.get("outcome", "passed" if r["passed"] else "failed")
+        cells[(index[sender], index[receiver])] = [gbps, ratio, outcome]
+    return {"hosts": hosts, "cells": [[i, j, *cell] for (i, j), cell in sorted(cells.items())]}
 
 
 def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
@@ -603,6 +596,8 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
     }
     live = [h for h in hosts if health.get(h)]
     rails = fabric.get("rails") or {}
+    # Who sends: the bandwidth options' binary (the role's), or a plain options dict's.
+    binary = (options.get("bandwidth") or {}).get("binary", options.get("binary"))
     return {
         "generated_utc": stamp,
         "options": options,
@@ -620,5 +615,5 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
         "checks": checks,
         "pairs": records,
         "isolation": dict(isolate or {}, verdicts=verdict),
-        "matrix": {rail: _matrix(live, records, rail, options.get("binary")) for rail in rails},
+        "matrix": {rail: _matrix(live, records, rail, binary) for rail in rails},
     }
