@@ -37,6 +37,7 @@ sys.path.insert(0, str(REPO / "collections"))
 
 from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
     rdma_verify,
+    verify_html,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
     verify_tests as vt,
@@ -96,46 +97,50 @@ OPTIONS = {
 }
 
 
-def bench_controller(count: int = 32, rails: int = 8, big: int = 4096) -> None:
+def _timed(step, fn, *args, **kwargs):
+    start, cpu = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    step.append((time.perf_counter() - start, time.process_time() - cpu))
+    return out
+
+
+def bench_run(count: int, rails: int, mode: str) -> None:
+    """One verify run's controller work without traffic (every test passes): plan, judge,
+    isolation, report (results.json bytes) and report.html (bytes), each timed."""
     health = _healths(count, rails)
     hosts = list(health)
-    start, cpu = time.perf_counter(), time.process_time()
-    fabric = vt.fabric(health)
-    sides = sum(
-        len(
-            vt.host_sides(
-                h, vt.plan("main", vt.host_pairs(hosts, h), health, OPTIONS, fabric["rails"])
-            )
-        )
-        for h in hosts
-    )
-    tests = vt.plan("main", vt.all_pairs(hosts), health, OPTIONS, fabric["rails"])
+    steps = []
+    fabric = _timed(steps, vt.fabric, health)
+    pairs = vt.all_pairs(hosts, mode, 2)
+    tests = _timed(steps, vt.plan, "main", pairs, health, OPTIONS, fabric["rails"])
     row = {"bytes": 65536, "iterations": 1000, "bw_average_gbps": 390.0}
     outcomes = {
         f"{t['id']}/{side}": {"error": None, "result": {"ok": True, "rows": [row]}}
         for t in tests
         for side in ("server", "client")
     }
-    records = vt.judge(tests, outcomes, 5)
-    vt.retest_pairs(records)
-    isolate = vt.isolation(records, health, OPTIONS)
-    rdma_verify.report(health, records, dict(isolate, verdicts={}), {}, "now", fabric=fabric)
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    print(
-        f"controller work of a verify run, {count} hosts x {rails} rails, full mode, no "
-        f"traffic: {len({t['round'] for t in tests})} rounds, {len(tests)} tests, {sides} "
-        f"sides: {elapsed:.2f} s ({cpu:.2f} s CPU)"
+    records = _timed(steps, vt.judge, tests, outcomes, 5)
+    isolate = _timed(steps, vt.isolation, records, health, OPTIONS)
+    fabric["hosts"] = hosts
+    doc = _timed(
+        steps, rdma_verify.report, health, records, dict(isolate, verdicts={}), {}, "now", fabric
     )
-    health = _healths(big, rails)
-    hosts = list(health)
-    start, cpu = time.perf_counter(), time.process_time()
-    fabric = vt.fabric(health)
-    tests = vt.plan("main", vt.all_pairs(hosts, "quick", 2), health, OPTIONS, fabric["rails"])
-    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    size = len(_timed(steps, json.dumps, doc))
+    html = len(_timed(steps, verify_html.render, doc))
+    names = ("fabric", "plan", "judge", "isolation", "report", "json", "html")
+    times = ", ".join(f"{n} {cpu:.2f}" for n, (_w, cpu) in zip(names, steps, strict=True))
     print(
-        f"quick-mode plan, {big} hosts x {rails} rails: {len(tests)} tests (fabric checks "
-        f"included): {elapsed:.2f} s ({cpu:.2f} s CPU)"
+        f"{mode} mode, {count} hosts x {rails} rails: {len(tests)} tests; CPU s: {times}; "
+        f"results.json {size / 1e6:.1f} MB ({size / max(len(tests), 1):.0f} B a test), "
+        f"report.html {html / 1e6:.1f} MB"
     )
+
+
+def bench_controller(count: int = 32, rails: int = 8, big: int = 4096) -> None:
+    """The controller's work at 32 x 8 and 256 x 8 full, and 4,096 x 8 quick (issue 25's
+    scale figures): per step CPU seconds and the bytes of the report."""
+    for hosts, mode in ((count, "full"), (256, "full"), (big, "quick")):
+        bench_run(hosts, rails, mode)
 
 
 def bench_lab(run: bool, wall: float | None) -> None:

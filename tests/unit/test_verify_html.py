@@ -48,7 +48,7 @@ class Cells(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
-        if tag == "td" and "background:" in (attrs.get("style") or ""):
+        if tag == "td" and re.fullmatch(r"[gr]\d|fl|gy", attrs.get("class") or ""):
             self.cells.append(attrs)
         if tag in ("h2", "figcaption"):
             self._h = tag
@@ -85,11 +85,12 @@ def test_small_report_leads_with_the_verdict_and_shows_numbers():
     assert "<strong>lab3 mlx5_1</strong>: lab3 rail mlx5_1 (mlx5_1): fails as sender" in html
     # 4 hosts both ways: 12 directions per rail, 3 failed (lab3's row on mlx5_1).
     assert len(page.cells) == 24
-    red = [c for c in page.cells if c["style"].split("background:")[1].startswith("hsl(0,")]
+    red = [c for c in page.cells if c["class"].startswith("r")]
     assert len(red) == 3 and all(c["title"].startswith("lab3 -> ") for c in red), red
-    # Passing cells are green (hue 125) from the pass mark up.
-    assert all("hsl(125," in c["style"] for c in page.cells if c not in red)
-    assert re.search(r"<td style=\"background:hsl\(125, 55%, \d+%\)\" title=\"[^\"]+\">\d", html)
+    # Passing cells are green from the pass mark up, with the number in the cell.
+    assert all(re.fullmatch(r"g\d", c["class"]) for c in page.cells if c not in red)
+    assert re.search(r'<td class="g\d" title="[^"]+">\d', html)
+    assert "table.heat td.g0 { background: hsl(125, 55%, 78%); }" in html
     passed = sum(p["outcome"] == "passed" for p in doc["pairs"])
     assert f"<details><summary>all {len(doc['pairs'])} tests ({passed} passed)</summary>" in html
     final = [p for p in doc["pairs"] if p["phase"] == "main" and p["outcome"] != "passed"]
@@ -113,13 +114,17 @@ def report_64():
 
 
 def test_64_hosts_no_numbers_tooltips_and_health_grouped(report_64):
-    _doc, html = report_64
+    doc, html = report_64
     page = parse(html)
     # Full mode at 64 hosts: every direction of every pair once, per rail.
     assert len(page.cells) == 8 * 64 * 63 // 2
     assert not re.search(r'title="[^"]*">\d', html), "no numbers in cells above 16 hosts"
     assert all(c["title"] for c in page.cells)
-    assert '<table class="heat">' in html and 'class="heat numbers"' not in html
+    assert '<table class="heat s5">' in html and 'class="heat numbers"' not in html
+    # More tests than the page lists: the failures only (results.json has every test).
+    tests = len(doc["pairs"])
+    assert tests > verify_html.TESTS_LISTED_UP_TO
+    assert f"<h2>Tests</h2><p>{tests} tests (" in html and "<summary>all " not in html
     figures = [text for tag, text in page.headings if tag == "figcaption"]
     assert figures == [f"mlx5_{i}" for i in range(8)]
     # Health grouped by check, with counts, folded.

@@ -20,6 +20,8 @@ from html import escape
 NUMBERS_UP_TO = 16
 # Failed tests listed before the heat-maps; the rest folded.
 FAILURES_SHOWN = 12
+# Beyond this many tests the page lists none but the failures (results.json has them).
+TESTS_LISTED_UP_TO = 5000
 MAX_MAP_HOSTS = 256
 # Width a rail's map may take, so that 4 maps sit side by side on a 1,600 px screen.
 MAP_WIDTH_PX = 340
@@ -54,17 +56,44 @@ def _e(value):
     return escape("" if value is None else str(value))
 
 
-def cell_colour(ratio, outcome):
-    """The background of a heat-map cell."""
+# Colours in steps (a class per step keeps a 256-host page small): STEPS greens from the
+# pass mark to 25 % above it, STEPS reds from just below it to nothing.
+STEPS = 6
+
+
+def cell_class(ratio, outcome):
+    """The colour class of a heat-map cell: g0..g5 passed (darker, more headroom), r0..r5
+    failed (darker, further below the pass mark), fl flaky, gy peer lost / not run."""
     if outcome in ("peer lost", "not run"):
-        return GREY
+        return "gy"
     if outcome == "flaky":
-        return "hsl(35, 90%, 70%)"
+        return "fl"
     if outcome == "passed":
         headroom = min(max((ratio or 1.0) - 1.0, 0.0), 0.25) / 0.25
-        return f"hsl(125, 55%, {round(78 - 30 * headroom)}%)"
+        return f"g{round(headroom * (STEPS - 1))}"
     shortfall = 1.0 - min(max(ratio or 0.0, 0.0), 1.0)
-    return f"hsl(0, 70%, {round(78 - 30 * shortfall)}%)"
+    return f"r{round(shortfall * (STEPS - 1))}"
+
+
+def class_colour(name):
+    """The background of a colour class."""
+    if name == "gy":
+        return GREY
+    if name == "fl":
+        return "hsl(35, 90%, 70%)"
+    hue, saturation = (125, 55) if name[0] == "g" else (0, 70)
+    return f"hsl({hue}, {saturation}%, {78 - 6 * int(name[1:])}%)"
+
+
+def cell_colour(ratio, outcome):
+    """The background of a heat-map cell."""
+    return class_colour(cell_class(ratio, outcome))
+
+
+COLOUR_STYLE = "".join(
+    f"table.heat td.{name} {{ background: {class_colour(name)}; }}\n"
+    for name in [*(f"g{i}" for i in range(STEPS)), *(f"r{i}" for i in range(STEPS)), "fl", "gy"]
+)
 
 
 def _cell_size(count):
@@ -83,32 +112,29 @@ def heat_map(rail, matrix, expected=None):
     numbers = len(hosts) <= NUMBERS_UP_TO
     size = _cell_size(len(hosts))
     out = [f"<figure><figcaption>{_e(rail)}</figcaption>"]
-    out.append(f'<table class="heat{" numbers" if numbers else ""}">')
     if numbers:
+        out.append('<table class="heat numbers">')
         out.append("<tr><th></th>" + "".join(f"<th>{_e(h)}</th>" for h in hosts) + "</tr>")
-    dims = "" if numbers else f"width:{size}px;height:{size}px;"
+    else:
+        # One size for every cell of the map, from its own style rule.
+        out.append(f"<style>table.heat.s{size} td {{ width: {size}px; height: {size}px; }}</style>")
+        out.append(f'<table class="heat s{size}">')
     for i, sender in enumerate(hosts):
         row = [f'<tr><th class="row">{_e(sender)}</th>']
         for j, receiver in enumerate(hosts):
             if i == j:
-                row.append(f'<td class="self" style="{dims}"></td>')
+                row.append('<td class="self"></td>')
                 continue
             cell = cells.get((i, j))
             if cell is None:
-                row.append(
-                    f'<td class="none" style="{dims}" '
-                    f'title="{_e(sender)} &rarr; {_e(receiver)}: not tested"></td>'
-                )
+                row.append('<td class="none"></td>')
                 continue
             _i, _j, gbps, ratio, outcome = cell
             text = "no result" if gbps is None else f"{gbps:g}"
             tip = f"{sender} -> {receiver} on {rail}: {text} Gb/s ({outcome}"
             tip += f", {ratio:.0%} of the pass mark)" if ratio is not None else ")"
             body = _e(text) if numbers else ""
-            row.append(
-                f'<td style="{dims}background:{cell_colour(ratio, outcome)}" '
-                f'title="{_e(tip)}">{body}</td>'
-            )
+            row.append(f'<td class="{cell_class(ratio, outcome)}" title="{_e(tip)}">{body}</td>')
         out.append("".join(row) + "</tr>")
     out.append("</table>")
     if expected:
@@ -351,7 +377,7 @@ def render(doc, cabling_rows=None):
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>RDMA verification {_e(doc.get('generated_utc'))}: {verdict}</title>",
-        f"<style>{STYLE}</style></head><body>",
+        f"<style>{STYLE}{COLOUR_STYLE}</style></head><body>",
         f'<h1>RDMA verification <span class="{status}">{verdict}</span></h1>',
         f"<p>{_e(doc.get('generated_utc'))} &middot; {s['hosts']} hosts &middot; mode "
         f"{_e((doc.get('options') or {}).get('mode'))} &middot; health checks {checks_ok}/"
@@ -380,9 +406,16 @@ def render(doc, cabling_rows=None):
     out.append(_health(doc.get("checks") or []))
     pairs = doc.get("pairs") or []
     passed = sum(1 for p in pairs if p.get("outcome") == "passed")
-    out.append(
-        f"<h2>Tests</h2><details><summary>all {len(pairs)} tests ({passed} passed)</summary>"
-    )
-    out.append(_table(TEST_HEAD, _test_rows(pairs)))
-    out.append("</details></body></html>")
+    if len(pairs) > TESTS_LISTED_UP_TO:
+        out.append(
+            f"<h2>Tests</h2><p>{len(pairs)} tests ({passed} passed): more than "
+            f"{TESTS_LISTED_UP_TO:,}, listed in results.json only (the failures are above)</p>"
+        )
+    else:
+        out.append(
+            f"<h2>Tests</h2><details><summary>all {len(pairs)} tests ({passed} passed)</summary>"
+        )
+        out.append(_table(TEST_HEAD, _test_rows(pairs)))
+        out.append("</details>")
+    out.append("</body></html>")
     return "\n".join(part for part in out if part) + "\n"
