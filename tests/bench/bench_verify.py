@@ -24,6 +24,7 @@ machine the wall time follows the load, the CPU time is the work.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -35,6 +36,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "collections"))
 
+from ansible_collections.rdma.fabric.plugins.action.verify_step import (  # noqa: E402
+    results_file,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
     rdma_verify,
     verify_html,
@@ -45,6 +49,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import (  # noqa: E402
     pair_rounds,
 )
+from ansible_collections.rdma.fabric.plugins.modules import perftest_run  # noqa: E402
 
 
 def bench_schedule(count: int) -> None:
@@ -113,26 +118,65 @@ def bench_run(count: int, rails: int, mode: str) -> None:
     fabric = _timed(steps, vt.fabric, health)
     pairs = vt.all_pairs(hosts, mode, 2)
     tests = _timed(steps, vt.plan, "main", pairs, health, OPTIONS, fabric["rails"])
-    row = {"bytes": 65536, "iterations": 1000, "bw_average_gbps": 390.0}
-    outcomes = {
-        f"{t['id']}/{side}": {"error": None, "result": {"ok": True, "rows": [row]}}
-        for t in tests
-        for side in ("server", "client")
-    }
+    # Measured rates and counters that differ per test, as real ones do (the same
+    # number everywhere would compress far better than any real report).
+    outcomes = {}
+    for n, t in enumerate(tests):
+        gbps = round(380 + (n * 7919 % 1000) / 97, 2)
+        row = {"bytes": 65536, "iterations": 35000 + n % 977, "bw_average_gbps": gbps}
+        for side in ("server", "client"):
+            outcomes[f"{t['id']}/{side}"] = {
+                "error": None,
+                "result": {"ok": True, "rows": [row]},
+                "deltas": {"rx_prio3_pause": n * 7919 % 100_000},  # no limit: PFC at work
+            }
     records = _timed(steps, vt.judge, tests, outcomes, 5)
     isolate = _timed(steps, vt.isolation, records, health, OPTIONS)
     fabric["hosts"] = hosts
     doc = _timed(
         steps, rdma_verify.report, health, records, dict(isolate, verdicts={}), {}, "now", fabric
     )
-    size = len(_timed(steps, json.dumps, doc))
+    text = _timed(steps, json.dumps, doc)
+    size = len(text)
+    written = results_file(len(tests))
+    if written.endswith(".gz"):
+        size = len(_timed(steps, gzip.compress, text.encode(), 1))
+    else:
+        steps.append((0.0, 0.0))
+    del text
     html = len(_timed(steps, verify_html.render, doc))
-    names = ("fabric", "plan", "judge", "isolation", "report", "json", "html")
+    names = ("fabric", "plan", "judge", "isolation", "report", "json", "gzip", "html")
     times = ", ".join(f"{n} {cpu:.2f}" for n, (_w, cpu) in zip(names, steps, strict=True))
     print(
         f"{mode} mode, {count} hosts x {rails} rails: {len(tests)} tests; CPU s: {times}; "
-        f"results.json {size / 1e6:.1f} MB ({size / max(len(tests), 1):.0f} B a test), "
+        f"{written} {size / 1e6:.1f} MB ({size / max(len(tests), 1):.0f} B a test), "
         f"report.html {html / 1e6:.1f} MB"
+    )
+
+
+def bench_hostvars(count: int = 1024, rails: int = 8) -> None:
+    """What one host keeps in hostvars in a full run of count x rails: its plan goes to a
+    controller file (bytes on disk, read by the run task), its outcomes are registered."""
+    health = _healths(count, rails)
+    hosts = list(health)
+    fabric = vt.fabric(health)
+    me = hosts[count // 2]
+    start = time.process_time()
+    tests = vt.plan("main", vt.host_pairs(hosts, me, "full", 2), health, OPTIONS, fabric["rails"])
+    sides = vt.host_sides(me, tests)
+    cpu = time.process_time() - start
+    row = {"bytes": 65536, "iterations": 1000, "bw_peak_gbps": 0.0, "bw_average_gbps": 390.0}
+    deltas = {"rx_prio3_pause": 12345, "tx_prio3_pause": 23456}
+    outcomes = [
+        perftest_run._compact(
+            {"id": s["id"], "rc": 0, "result": {"ok": True, "rows": [row]}, "deltas": deltas}
+        )
+        for s in sides
+    ]
+    print(
+        f"one host of {count} x {rails} full: {len(sides)} sides, plan {cpu:.2f} s CPU, "
+        f"plan file {len(json.dumps(sides)) / 1e6:.1f} MB (not in hostvars), outcomes in "
+        f"hostvars {len(json.dumps(outcomes)) / 1e6:.1f} MB"
     )
 
 
@@ -189,6 +233,7 @@ def main() -> int:
     )
     bench_schedule(args.hosts)
     bench_controller()
+    bench_hostvars()
     if args.run or args.wall:
         bench_lab(args.run, args.wall)
     return 0

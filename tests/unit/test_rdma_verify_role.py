@@ -264,3 +264,8 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     else:
         assert not progress and "rdma_verify main: round" not in output
     assert any(name.startswith(f"rdma_verify : {ran}") for name in tasks_run(proc)), output
+    # One start for the round grid per phase; the hosts' plan files (kept out of
+    # hostvars) are gone once their phase is judged.
+    grid = "rdma_verify : Set the start of the round grid"
+    assert any(n.startswith(grid) for n in tasks_run(proc)), output
+    assert not list(latest.resolve().glob("plan-*")), list(latest.resolve().iterdir())

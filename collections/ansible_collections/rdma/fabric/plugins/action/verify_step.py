@@ -10,8 +10,12 @@ step. Host health is read from hostvars (``__rdma_verify_health``, set per host)
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
 import os
+import shutil
+import time
 
 from ansible import context
 from ansible.errors import AnsibleActionFail
@@ -22,7 +26,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as
 HEALTH_VAR = "__rdma_verify_health"
 # The schedule's result: the synchronous call's, or the async job's once finished.
 OUTCOME_VARS = ("__rdma_verify_sync", "__rdma_verify_waited")
-STEPS = ("fabric", "plan", "judge", "report")
+STEPS = ("fabric", "plan", "start", "judge", "report")
 
 
 def _host_var(task_vars, host, name):
@@ -54,6 +58,30 @@ def _write(run_dir, name, data):
     os.replace(path + ".tmp", path)
 
 
+# Above this many tests results.json is written gzip-compressed, as results.json.gz
+# (about 520 bytes a test plain, 10-20 compressed: a 1,024 x 8 full run's 4.2 million
+# tests would be 2.2 GB plain).
+RESULTS_GZIP_TESTS = 200_000
+
+
+def results_file(tests):
+    """results.json, or results.json.gz for a run of more than RESULTS_GZIP_TESTS tests."""
+    return "results.json.gz" if tests > RESULTS_GZIP_TESTS else "results.json"
+
+
+def write_results(run_dir, results):
+    name = results["results_file"]
+    os.makedirs(run_dir, exist_ok=True)
+    path = os.path.join(run_dir, name)
+    if name.endswith(".gz"):
+        with gzip.open(path + ".tmp", "wt", encoding="utf-8", compresslevel=1) as handle:
+            json.dump(results, handle)
+    else:
+        with open(path + ".tmp", "w", encoding="utf-8") as handle:
+            json.dump(results, handle)
+    os.replace(path + ".tmp", path)
+
+
 def _use_async(mode, count):
     """auto: async only when the play has more hosts than forks (then a synchronous call
     would leave hosts waiting for a fork while their peers wait for them). Mitogen's
@@ -64,6 +92,26 @@ def _use_async(mode, count):
     if mode != "auto":
         raise ValueError(f"rdma_verify_async must be auto, true or false; got {mode!r}")
     return count > int(context.CLIARGS.get("forks") or 5)
+
+
+def _forks():
+    return int(context.CLIARGS.get("forks") or 5)
+
+
+def _launch_margin(count):
+    """Seconds from the start step until every host has begun its schedule: Ansible
+    starts the hosts' calls fork by fork (about 2 s a batch), plus 10 s."""
+    return 10 + 2 * math.ceil(count / _forks())
+
+
+def round_seconds(options):
+    """A round's length on the schedule's grid: a client's connect window, the longest
+    test and the server's grace (perftest_run's default, said explicitly)."""
+    return (
+        int(options.get("listen_timeout", 30))
+        + int(options.get("timeout", 60))
+        + int(options.get("grace", 10))
+    )
 
 
 class ActionModule(ActionBase):
@@ -118,16 +166,19 @@ class ActionModule(ActionBase):
                 health = {h: None for h in hosts}
                 tests = self._plan(args, hosts, _LazyHealth(self, task_vars, health), me)
                 sides = vt.host_sides(me, tests)
-                options = args["options"]
-                window = int(options.get("listen_timeout", 30))
-                slot = 2 * window + int(options.get("timeout", 60)) + 10
+                slot = round_seconds(args["options"])
                 last = max((s["round"] for s in sides), default=-1)
                 result.update(
-                    sides=sides,
+                    **self._plan_file(args, me, sides),
                     rounds_total=self._rounds_total(args, hosts),
-                    deadline=(last + 1) * slot + window + 120,
+                    round_seconds=slot,
+                    # The grid's end from the start step, plus the launch and a margin.
+                    deadline=_launch_margin(len(hosts)) + (last + 1) * slot + 120,
                     use_async=_use_async(args.get("run_async", "auto"), len(hosts)),
                 )
+            elif step == "start":
+                # One start for every host of the phase (run once, after every plan).
+                result["start_at"] = round(time.time() + _launch_margin(len(hosts)), 3)
             elif step == "judge":
                 result.update(self._judge(args, task_vars, hosts))
             else:
@@ -136,6 +187,16 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"verify_step {step}: {exc}") from exc
         result["changed"] = False
         return result
+
+    @staticmethod
+    def _plan_file(args, host, sides):
+        """A host's sides (megabytes at 1,024 hosts x 8 rails full) go to a controller
+        file the run task reads, not into hostvars; without run_dir, into the result."""
+        if not args.get("run_dir"):
+            return {"sides": sides, "sides_count": len(sides)}
+        _write(os.path.join(args["run_dir"], f"plan-{args['phase']}"), host, sides)
+        path = os.path.join(args["run_dir"], f"plan-{args['phase']}", f"{host}.json")
+        return {"plan_file": path, "sides_count": len(sides)}
 
     def _fabric(self, args, task_vars, hosts):
         live = [h for h in hosts if _host_var(task_vars, h, HEALTH_VAR)]
@@ -185,6 +246,8 @@ class ActionModule(ActionBase):
             tests, self._outcomes(task_vars, hosts), options.get("duration"), options
         )
         _write(run_dir, phase, records)
+        # The hosts' plan files were read by their run tasks.
+        shutil.rmtree(os.path.join(run_dir, f"plan-{phase}"), ignore_errors=True)
         out = {
             "tests": len(records),
             "tests_failed": sum(not r["passed"] for r in records),
@@ -228,8 +291,9 @@ class ActionModule(ActionBase):
             fabric=fabric,
             hosts=hosts,
         )
+        results["results_file"] = results_file(len(records))
         if run_dir and args.get("write"):
-            _write(run_dir, "results", results)
+            write_results(run_dir, results)
             cabling = [
                 row
                 for h in live

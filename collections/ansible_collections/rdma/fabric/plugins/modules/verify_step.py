@@ -19,6 +19,9 @@ description:
   - C(step=plan) (per host) returns only this host's sides of a phase's tests, computed
     from its own pairs of the schedule (rounds x rails), for
     M(rdma.fabric.perftest_run) C(action=schedule).
+  - C(step=start) (run once, after every host's plan) returns the one start time of
+    the phase's round grid, C(start_at), a launch margin ahead (Ansible starts the
+    hosts' schedules fork by fork).
   - C(step=judge) (run once) judges every host's outcomes (the C(__rdma_verify_done)
     registered result), writes the records to O(run_dir) and returns the next phase's
     tests (the retest of failed tests, then the isolation of suspect host rails).
@@ -30,7 +33,7 @@ options:
     description: Which step.
     type: str
     required: true
-    choices: [fabric, plan, judge, report]
+    choices: [fabric, plan, start, judge, report]
   hosts:
     description: The play's hosts, in inventory order (the schedule's order).
     type: list
@@ -80,7 +83,9 @@ options:
     type: float
     default: 0.5
   run_dir:
-    description: For judge and report, the controller directory of this run's records.
+    description:
+      - For plan, judge and report, the controller directory of this run's records (and,
+        while a phase runs, its hosts' plan files).
     type: path
   retest:
     description: For C(step=judge), retest each failed main test once.
@@ -123,14 +128,34 @@ EXAMPLES = r"""
 
 RETURN = r"""
 sides:
-  description: For C(step=plan), this host's server and client sides (perftest_run tests).
-  returned: step=plan
+  description:
+    - For C(step=plan) without O(run_dir), this host's server and client sides
+      (perftest_run tests).
+  returned: step=plan, no run_dir
   type: list
   elements: dict
+plan_file:
+  description:
+    - For C(step=plan) with O(run_dir), the controller file (JSON) of this host's sides;
+      removed by the phase's C(step=judge).
+  returned: step=plan, with run_dir
+  type: str
+sides_count:
+  description: For C(step=plan), how many sides this host runs.
+  returned: step=plan
+  type: int
 deadline:
   description: For C(step=plan), seconds the schedule may take at most (for C(async)).
   returned: step=plan
   type: int
+round_seconds:
+  description: For C(step=plan), a round's length on the grid (perftest_run O(round_seconds)).
+  returned: step=plan
+  type: int
+start_at:
+  description: For C(step=start), when round 0 starts on the grid, seconds since the epoch.
+  returned: step=start
+  type: float
 rounds_total:
   description: For C(step=plan), the phase's rounds across the fabric (for the progress line).
   returned: step=plan

@@ -1,0 +1,148 @@
+"""rdma.fabric.perftest_run action=schedule: the rounds' deadlines are one wall-clock grid
+for every host, from one start (start_at, round_seconds).
+
+Two "hosts" are two schedule calls in threads of this process, each with its own state
+directory; the sides are the perftest stand-in (tests/standins/perftest_standin.py) on
+loopback addresses. Before the grid, each host counted its deadlines from its own start:
+a host launched later than its partner's connect window (an async launch over many
+forks at 1,000 hosts) lost every round-0 test with it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from ansible_collections.rdma.fabric.plugins.modules import perftest_run
+
+STANDIN = Path(__file__).resolve().parents[1] / "standins" / "perftest_standin.py"
+
+
+class FakeModule:
+    """What schedule() uses of AnsibleModule: params and get_bin_path (no ethtool)."""
+
+    def __init__(self, **params):
+        self.params = dict(
+            listen_timeout=3, grace=1, sysfs_root="/nonexistent", progress_file=None, **params
+        )
+
+    def get_bin_path(self, name, required=False):
+        return None
+
+
+@pytest.fixture
+def standin(tmp_path, monkeypatch):
+    """Two devices on loopback: hostA's mlx5_a (127.0.0.61), hostB's mlx5_b (127.0.0.62)."""
+    mapping = {
+        "mlx5_a": {"address": "127.0.0.61", "gbps": 0.09},
+        "mlx5_b": {"address": "127.0.0.62", "gbps": 0.09},
+    }
+    path = tmp_path / "standin.json"
+    path.write_text(json.dumps(mapping))
+    monkeypatch.setenv("RDMA_PERFTEST_STANDIN", str(path))
+    return [sys.executable, str(STANDIN)]
+
+
+def side(binary, number, side_name, device, port, peer=None):
+    argv = [*binary, "-d", device, "-p", str(port)] + ([peer] if peer else [])
+    return {
+        "id": f"r{number}/{side_name}",
+        "round": number,
+        "side": side_name,
+        "port": port,
+        "argv": argv,
+        "timeout": 5,
+    }
+
+
+def run_host(params, tests, state_dir, out, name, delay=0.0):
+    time.sleep(delay)
+    begun = time.time()
+    out[name] = (perftest_run.schedule(FakeModule(**params), tests, str(state_dir)), begun)
+
+
+def test_hosts_launched_apart_meet_in_round_0_on_one_start(standin, tmp_path):
+    """hostB starts 5 s after hostA, beyond A's 3 s connect window counted from A's own
+    start; from the common start_at (6 s ahead) both are inside the window."""
+    a_tests = [side(standin, 0, "client", "mlx5_a", 19101, "127.0.0.62")]
+    b_tests = [side(standin, 0, "server", "mlx5_b", 19101)]
+    params = {"start_at": time.time() + 6, "round_seconds": 12}
+    out = {}
+    threads = [
+        threading.Thread(target=run_host, args=(params, a_tests, tmp_path / "a", out, "a")),
+        threading.Thread(target=run_host, args=(params, b_tests, tmp_path / "b", out, "b", 5)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    (client,), _ = out["a"]
+    (server,), _ = out["b"]
+    assert client.get("error") is None and client["result"]["ok"], client
+    assert server.get("error") is None, server
+    assert client["connect_attempts"] >= 4, client  # it kept trying until B listened
+
+
+def test_without_a_common_start_the_late_host_is_lost(standin, tmp_path):
+    """The same launch with each host counting from its own start (no start_at): A's
+    client gives up before B listens - what the grid fixes."""
+    a_tests = [side(standin, 0, "client", "mlx5_a", 19111, "127.0.0.62")]
+    b_tests = [side(standin, 0, "server", "mlx5_b", 19111)]
+    out = {}
+    threads = [
+        threading.Thread(target=run_host, args=({}, a_tests, tmp_path / "a", out, "a")),
+        threading.Thread(
+            target=run_host,
+            args=({"round_seconds": 8}, b_tests, tmp_path / "b", out, "b", 5),
+        ),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    (client,), _ = out["a"]
+    assert client["error"] and "connect" in (client["error"] + client.get("output", "")).lower()
+
+
+def test_a_lost_peer_costs_its_round_only(standin, tmp_path):
+    """Round 0's peer never comes (nothing listens, nobody connects); round 1 still
+    begins by its start on the grid and passes, and the schedule ends by the grid's end
+    (start_at + 2 x round_seconds), however long the tests' own timeouts are."""
+    start_at, slot = time.time() + 1, 8
+    tests = [
+        side(standin, 0, "client", "mlx5_a", 19121, "127.0.0.63"),  # nobody there
+        side(standin, 0, "server", "mlx5_b", 19122),  # its client never comes
+        side(standin, 1, "server", "mlx5_b", 19123),
+        side(standin, 1, "client", "mlx5_a", 19123, "127.0.0.62"),
+    ]
+    for test in tests:
+        test["timeout"] = 60
+    out = {}
+    run_host({"start_at": start_at, "round_seconds": slot}, tests, tmp_path / "s", out, "s")
+    results, _ = out["s"]
+    ended = time.time()
+    by_id = {t["id"]: t for t in results}
+    assert by_id["r0/client"]["error"], by_id["r0/client"]
+    assert "round 0's deadline" in by_id["r0/server"]["error"], by_id["r0/server"]
+    assert by_id["r1/client"].get("error") is None and by_id["r1/client"]["result"]["ok"]
+    assert by_id["r1/server"].get("error") is None
+    assert ended <= start_at + 2 * slot + 2, ended - start_at
+
+
+def test_round_deadlines_are_the_same_for_every_host():
+    tests = [{"round": n, "timeout": 35} for n in (0, 2, 5)]
+    params = {"listen_timeout": 30, "grace": 10, "start_at": 1000.0, "round_seconds": None}
+    grid = perftest_run.round_deadlines(params, tests, now=5.0)
+    # Default round: connect window + longest test + grace = 75 s.
+    assert grid == {
+        0: (1000.0, 1030.0, 1065.0),
+        2: (1150.0, 1180.0, 1215.0),
+        5: (1375.0, 1405.0, 1440.0),
+    }
+    assert perftest_run.round_deadlines(dict(params, start_at=None), tests[:1], now=5.0) == {
+        0: (5.0, 35.0, 70.0)
+    }
