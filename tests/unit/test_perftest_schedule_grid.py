@@ -87,6 +87,31 @@ def test_hosts_launched_apart_meet_in_round_0_on_one_start(standin, tmp_path):
     assert client["connect_attempts"] >= 4, client  # it kept trying until B listened
 
 
+def test_a_host_whose_clock_is_40_s_ahead_still_meets_its_peer(standin, tmp_path):
+    """hostA's clock runs 40 s ahead of the controller's (no NTP): the grid it gets is in
+    the controller's time, shifted by A's offset from controller_time. Unshifted, A's
+    round-0 connect deadline would be 34 s in A's past: one attempt, and B (5 s late)
+    missed."""
+    now = time.time()
+    controller = now - 40  # the controller's clock, as hostA sees it
+    a_tests = [side(standin, 0, "client", "mlx5_a", 19131, "127.0.0.62")]
+    b_tests = [side(standin, 0, "server", "mlx5_b", 19131)]
+    a_params = {"start_at": controller + 6, "round_seconds": 12, "controller_time": controller}
+    b_params = {"start_at": now + 6, "round_seconds": 12, "controller_time": now}
+    out = {}
+    threads = [
+        threading.Thread(target=run_host, args=(a_params, a_tests, tmp_path / "a", out, "a")),
+        threading.Thread(target=run_host, args=(b_params, b_tests, tmp_path / "b", out, "b", 5)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    (client,), _ = out["a"]
+    assert client.get("error") is None and client["result"]["ok"], client
+    assert client["connect_attempts"] >= 4, client
+
+
 def test_without_a_common_start_the_late_host_is_lost(standin, tmp_path):
     """The same launch with each host counting from its own start (no start_at): A's
     client gives up before B listens - what the grid fixes."""
@@ -145,4 +170,9 @@ def test_round_deadlines_are_the_same_for_every_host():
     }
     assert perftest_run.round_deadlines(dict(params, start_at=None), tests[:1], now=5.0) == {
         0: (5.0, 35.0, 70.0)
+    }
+    # A host whose clock reads 7 s more than the controller's shifts the grid by 7 s.
+    ahead = dict(params, controller_time=998.0)
+    assert perftest_run.round_deadlines(ahead, tests[:1], now=1005.0) == {
+        0: (1007.0, 1037.0, 1072.0)
     }

@@ -23,8 +23,9 @@ description:
   - C(action=schedule) runs this host's side of every round of a plan, round after
     round, in step with its peers without any coordinator - each host runs the same
     call at once (as an C(async) task). Round N has one deadline for every host, from
-    one start, O(start_at) + (N + 1) x O(round_seconds) (wall clock, so the hosts'
-    clocks must agree within a few seconds). A host begins a round as soon as it is done with
+    one start, O(start_at) + (N + 1) x O(round_seconds), on the controller's clock
+    (with O(controller_time), each host shifts the grid by its own clock's offset, so
+    the hosts' clocks need not agree). A host begins a round as soon as it is done with
     the one before (a healthy fabric runs faster than the deadlines); in a round it
     starts its servers, runs its clients (a client whose server does not listen yet,
     "Couldn't connect", is retried every second up to O(listen_timeout) after the
@@ -109,6 +110,12 @@ options:
       - For C(action=schedule), when round 0 starts on the grid, in seconds since the
         epoch; the same value for every host of the schedule. Default now (this host's
         own start).
+    type: float
+  controller_time:
+    description:
+      - For C(action=schedule), the controller's clock when it sent this call (seconds
+        since the epoch): O(start_at) is shifted by this host's offset from it (the
+        error is the call's transfer time, a second or two). Default no shift.
     type: float
   round_seconds:
     description:
@@ -519,6 +526,8 @@ def round_deadlines(params, tests, now):
     longest = max((t["timeout"] for t in tests), default=0)
     slot = params.get("round_seconds") or window + longest + grace
     start_at = params.get("start_at") or now
+    if params.get("start_at") and params.get("controller_time"):
+        start_at += now - params["controller_time"]  # this host's clock offset
     return {
         n: (start_at + n * slot, start_at + n * slot + window, start_at + (n + 1) * slot - grace)
         for n in sorted({t["round"] for t in tests})
@@ -618,6 +627,7 @@ def main():
             "state_dir": {"type": "path", "default": "/run/rdma-fabric-perftest"},
             "progress_file": {"type": "path"},
             "start_at": {"type": "float"},
+            "controller_time": {"type": "float"},
             "round_seconds": {"type": "int"},
             "sysfs_root": {"type": "path", "default": "/"},
         },
