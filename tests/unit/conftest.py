@@ -91,6 +91,15 @@ def run_playbook(ansible_env):
     return run
 
 
+@pytest.fixture
+def run_play(request, run_playbook, tmp_path):
+    """The test module's ROLE applied to localhost in check mode (role_play.check_run):
+    run(extra_vars, *args) -> (proc, output). A module may define its own run_play."""
+    from role_play import role_check_run
+
+    return role_check_run(run_playbook, tmp_path, request.module.ROLE)
+
+
 @pytest.fixture(scope="session")
 def run_module_on_localhost(run_cli):
     """Run one module ad hoc on localhost; returns (CompletedProcess, the host's result).

@@ -153,9 +153,13 @@ def test_networkd_files(links):
 
 def test_no_file_matches_anything_but_a_rail_netdev(links):
     names = {link["netdev"] for link in links}
-    for name, text in rail_render.networkd_files(links).items():
-        if name.endswith(".network"):
-            assert _ini(text)["Match"]["Name"] in names
+    matched = [
+        _ini(text)["Match"]["Name"]
+        for name, text in rail_render.networkd_files(links).items()
+        if name.endswith(".network")
+    ]
+    # One .network per link (rendering nothing must fail here), each matching its netdev.
+    assert sorted(matched) == sorted(names), (matched, names)
 
 
 def test_netplan_config_and_its_limits(links):

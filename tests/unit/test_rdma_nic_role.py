@@ -24,17 +24,11 @@ from role_play import (
     handlers_run,
     play,
     recap,
-    role_check_run,
     tasks_run,
 )
 
 ROLE = "rdma_nic"
 PSID_CX6DX = "MT_0000000359"
-
-
-@pytest.fixture
-def run_play(run_playbook, tmp_path):
-    return role_check_run(run_playbook, tmp_path, ROLE)
 
 
 def failed_early(proc, output):

@@ -14,7 +14,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     DEFAULTS,
     normalize_policy,
 )
-from role_play import assert_failed_before_any_change, failure_messages, role_check_run, tasks_run
+from role_play import assert_failed_before_any_change, failure_messages, tasks_run
 
 # The bad inputs the issue names, each with the key its error must name.
 BAD = [
@@ -142,11 +142,6 @@ def test_filter_doc_shows_the_library_defaults(run_cli):
 # --- the role, for real -----------------------------------------------------------------
 
 ROLE = "roce_host_qos"
-
-
-@pytest.fixture
-def run_play(run_playbook, tmp_path):
-    return role_check_run(run_playbook, tmp_path, ROLE)
 
 
 @pytest.mark.parametrize(("bad", "key"), BAD)

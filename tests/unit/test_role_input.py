@@ -13,7 +13,6 @@ from role_play import (
     failure_messages,
     pre_validation,
     recap,
-    role_check_run,
     tasks_run,
 )
 from role_play import assert_failed_before_any_change as _failed_early
@@ -21,11 +20,6 @@ from role_play import assert_failed_before_any_change as _failed_early
 ROLE = "rdma_stack"
 PRE_VALIDATION = pre_validation(ROLE)
 ARG_SPEC_TASK = arg_spec_task(ROLE)
-
-
-@pytest.fixture
-def run_play(run_playbook, tmp_path):
-    return role_check_run(run_playbook, tmp_path, ROLE)
 
 
 def assert_failed_before_any_change(proc, output):

@@ -113,9 +113,9 @@ options:
     type: float
   controller_time:
     description:
-      - For C(action=schedule), the controller's clock when it sent this call (seconds
-        since the epoch): O(start_at) is shifted by this host's offset from it (the
-        error is the call's transfer time, a second or two). Default no shift.
+      - For C(action=schedule), the controller's clock when it sent this call, in
+        seconds since the epoch. O(start_at) is shifted by this host's offset from it
+        (the error is the call's transfer time, a second or two). Default no shift.
     type: float
   round_seconds:
     description:
