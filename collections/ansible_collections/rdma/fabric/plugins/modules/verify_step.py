@@ -149,7 +149,7 @@ deadline:
   returned: step=plan
   type: int
 round_seconds:
-  description: For C(step=plan), a round's length on the grid (perftest_run O(round_seconds)).
+  description: For C(step=plan), a round's length on the grid (perftest_run C(round_seconds)).
   returned: step=plan
   type: int
 start_at:
