@@ -158,6 +158,23 @@ def test_a_lost_peer_costs_its_round_only(standin, tmp_path):
     assert ended <= start_at + 2 * slot + 2, ended - start_at
 
 
+def test_a_host_past_its_rounds_deadlines_says_so_and_runs_nothing(standin, tmp_path):
+    """Reached after the deadline (launched beyond the start's margin): its sides are
+    "not run ... after its deadline", not a perftest timeout, and it does not wait."""
+    tests = [
+        side(standin, 0, "server", "mlx5_b", 19141),
+        side(standin, 1, "client", "mlx5_a", 19142, "127.0.0.62"),
+    ]
+    out = {}
+    begun = time.time()
+    run_host({"start_at": begun - 100, "round_seconds": 8}, tests, tmp_path / "l", out, "l")
+    results, _ = out["l"]
+    assert time.time() - begun < 3
+    for result in results:
+        assert result["error"].startswith("not run: this host reached round"), result
+        assert "after its deadline" in result["error"] and not result.get("timed_out")
+
+
 def test_round_deadlines_are_the_same_for_every_host():
     tests = [{"round": n, "timeout": 35} for n in (0, 2, 5)]
     params = {"listen_timeout": 30, "grace": 10, "start_at": 1000.0, "round_seconds": None}

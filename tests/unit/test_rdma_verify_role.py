@@ -70,6 +70,10 @@ def run_role(run_cli, tmp_path):
         ({"rdma_verify_latency_size": -2}, "rdma_verify_latency_size must be in 1..2147483647"),
         ({"rdma_verify_rate_majority": 0}, "rdma_verify_rate_majority must be in (0, 1] (got 0"),
         ({"rdma_verify_rate_majority": 1.5}, "rdma_verify_rate_majority must be in (0, 1]"),
+        # The round grid: a negative window or grace ran the deadlines backwards.
+        ({"rdma_verify_listen_timeout": 0}, "rdma_verify_listen_timeout must be in 1..3600"),
+        ({"rdma_verify_server_grace": -5}, "rdma_verify_server_grace must be in 0..3600"),
+        ({"rdma_verify_timeout": 0}, "rdma_verify_timeout must be in 1..3600 (got 0)"),
     ],
 )
 def test_bad_input_fails_before_any_test(run_role, extra, needle):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 from ansible_collections.rdma.fabric.plugins.action import verify_step
 
@@ -30,3 +31,20 @@ def test_both_forms_hold_the_same_document(tmp_path):
     with gzip.open(tmp_path / "results.json.gz", "rt", encoding="utf-8") as handle:
         assert json.load(handle) == packed
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_the_gzip_header_names_results_json(tmp_path):
+    verify_step.write_results(str(tmp_path), {"results_file": "results.json.gz"})
+    header = (tmp_path / "results.json.gz").read_bytes()[:40]
+    assert b"results.json\x00" in header and b".tmp" not in header
+
+
+def test_a_relative_run_dir_gives_an_absolute_plan_file(tmp_path, monkeypatch):
+    """lookup('file') looks for a relative path in the role and playbook directories."""
+    monkeypatch.chdir(tmp_path)
+    sides = [{"id": "main/0/a/b/r0/server", "round": 0}]
+    out = verify_step.ActionModule._plan_file(
+        {"run_dir": "reports/20260101T000000Z", "phase": "main"}, "gpu-a01", sides
+    )
+    assert out["plan_file"] == str(tmp_path / "reports/20260101T000000Z/plan-main/gpu-a01.json")
+    assert json.loads(Path(out["plan_file"]).read_text()) == sides and out["sides_count"] == 1

@@ -11,6 +11,7 @@ step. Host health is read from hostvars (``__rdma_verify_health``, set per host)
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import os
@@ -74,7 +75,12 @@ def write_results(run_dir, results):
     os.makedirs(run_dir, exist_ok=True)
     path = os.path.join(run_dir, name)
     if name.endswith(".gz"):
-        with gzip.open(path + ".tmp", "wt", encoding="utf-8", compresslevel=1) as handle:
+        # The gzip header names results.json (gunzip -N), not the temporary file.
+        with (
+            open(path + ".tmp", "wb") as raw,
+            gzip.GzipFile(filename="results.json", fileobj=raw, mode="wb", compresslevel=1) as gz,
+            io.TextIOWrapper(gz, encoding="utf-8") as handle,
+        ):
             json.dump(results, handle)
     else:
         with open(path + ".tmp", "w", encoding="utf-8") as handle:
@@ -194,8 +200,11 @@ class ActionModule(ActionBase):
         file the run task reads, not into hostvars; without run_dir, into the result."""
         if not args.get("run_dir"):
             return {"sides": sides, "sides_count": len(sides)}
-        _write(os.path.join(args["run_dir"], f"plan-{args['phase']}"), host, sides)
-        path = os.path.join(args["run_dir"], f"plan-{args['phase']}", f"{host}.json")
+        # Absolute: lookup('file') searches a relative path in the role and playbook
+        # directories, not where the run directory is.
+        folder = os.path.abspath(os.path.join(args["run_dir"], f"plan-{args['phase']}"))
+        _write(folder, host, sides)
+        path = os.path.join(folder, f"{host}.json")
         return {"plan_file": path, "sides_count": len(sides)}
 
     def _fabric(self, args, task_vars, hosts):

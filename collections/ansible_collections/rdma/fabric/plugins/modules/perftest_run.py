@@ -542,6 +542,20 @@ def schedule(module, tests, state_dir):
     results = {}
     for done, (number, (_begin, client_deadline, server_deadline)) in enumerate(grid.items(), 1):
         mine = [t for t in tests if t["round"] == number]
+        late = time.time() - server_deadline
+        if late > 0:
+            # Reached after the round's deadline (a launch beyond the start's margin, or an
+            # earlier round overran): its peers are gone; say so, not "timed out".
+            for test in mine:
+                results[test["id"]] = {
+                    "id": test["id"],
+                    "rc": None,
+                    "result": {},
+                    "error": f"not run: this host reached round {number} {late:.0f} s after "
+                    "its deadline (started late, or an earlier round overran)",
+                }
+            _progress(module.params.get("progress_file"), done, number, results, start)
+            continue
         ports = sorted({_side_port(t["argv"]) for t in mine if _side_port(t["argv"])[0]})
         before = _counters(module, ports)
         # A server lives until the round's deadline at most (its timeout(1) a bit more).
@@ -649,7 +663,8 @@ def main():
     else:
         results = collect(module, tests, state_dir)
     # The tests are not echoed back (module_args): at 1,024 hosts x 8 rails a host's
-    # plan is megabytes, and the registered result is kept in hostvars.
+    # plan is megabytes, moved for nothing through the worker's queue, the callbacks and
+    # an async job's status file (Ansible drops invocation before registering it).
     echoed = {k: v for k, v in module.params.items() if k != "tests"}
     module.exit_json(
         changed=False,
