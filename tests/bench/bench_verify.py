@@ -43,9 +43,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
     rdma_verify,
     verify_html,
 )
-from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
-    verify_tests as vt,
-)
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric  # noqa: E402
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso  # noqa: E402
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge  # noqa: E402
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan  # noqa: E402
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import (  # noqa: E402
     pair_rounds,
 )
@@ -115,9 +116,9 @@ def bench_run(count: int, rails: int, mode: str) -> None:
     health = _healths(count, rails)
     hosts = list(health)
     steps = []
-    fabric = _timed(steps, vt.fabric, health)
-    pairs = vt.all_pairs(hosts, mode, 2)
-    tests = _timed(steps, vt.plan, "main", pairs, health, OPTIONS, fabric["rails"])
+    fabric = _timed(steps, vfabric.fabric, health)
+    pairs = vplan.all_pairs(hosts, mode, 2)
+    tests = _timed(steps, vplan.plan, "main", pairs, health, OPTIONS, fabric["rails"])
     # Measured rates and counters that differ per test, as real ones do (the same
     # number everywhere would compress far better than any real report).
     outcomes = {}
@@ -130,8 +131,8 @@ def bench_run(count: int, rails: int, mode: str) -> None:
                 "result": {"ok": True, "rows": [row]},
                 "deltas": {"rx_prio3_pause": n * 7919 % 100_000},  # no limit: PFC at work
             }
-    records = _timed(steps, vt.judge, tests, outcomes, 5)
-    isolate = _timed(steps, vt.isolation, records, health, OPTIONS)
+    records = _timed(steps, vjudge.judge, tests, outcomes, 5)
+    isolate = _timed(steps, viso.isolation, records, health, OPTIONS)
     fabric["hosts"] = hosts
     doc = _timed(
         steps, rdma_verify.report, health, records, dict(isolate, verdicts={}), {}, "now", fabric
@@ -159,11 +160,13 @@ def bench_hostvars(count: int = 1024, rails: int = 8) -> None:
     controller file (bytes on disk, read by the run task), its outcomes are registered."""
     health = _healths(count, rails)
     hosts = list(health)
-    fabric = vt.fabric(health)
+    fabric = vfabric.fabric(health)
     me = hosts[count // 2]
     start = time.process_time()
-    tests = vt.plan("main", vt.host_pairs(hosts, me, "full", 2), health, OPTIONS, fabric["rails"])
-    sides = vt.host_sides(me, tests)
+    tests = vplan.plan(
+        "main", vplan.host_pairs(hosts, me, "full", 2), health, OPTIONS, fabric["rails"]
+    )
+    sides = vplan.host_sides(me, tests)
     cpu = time.process_time() - start
     row = {"bytes": 65536, "iterations": 1000, "bw_peak_gbps": 0.0, "bw_average_gbps": 390.0}
     deltas = {"rx_prio3_pause": 12345, "tx_prio3_pause": 23456}

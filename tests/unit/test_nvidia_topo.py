@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
 from ansible_collections.rdma.fabric.plugins.module_utils.nvidia_topo import (
     nearest_gpus,
     parse_topo,
@@ -95,7 +95,7 @@ def gpu_host(perftest_cuda=True, mode="auto", nearest=None):
 
 def test_each_rail_uses_the_gpu_nearest_its_nic():
     health = {"a": gpu_host(), "b": gpu_host()}
-    tests = vt.plan("main", vt.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
+    tests = vplan.plan("main", vplan.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
     cuda = {
         t["rail"]: [a for a in t["client_test"]["argv"] if a.startswith("--use_cuda")][0]
         for t in tests
@@ -109,14 +109,14 @@ def test_perftest_without_cuda_is_a_named_failure_not_a_host_memory_test():
     health = {"a": gpu_host(perftest_cuda=False), "b": gpu_host()}
     [check] = [c for c in health["a"]["checks"] if c["check"] == "GPUDirect"]
     assert not check["ok"] and check["detail"].startswith("perftest was built without CUDA")
-    tests = vt.plan("main", vt.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
+    tests = vplan.plan("main", vplan.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
     assert all(not t["runnable"] for t in tests)
     assert "a: mlx5_0: perftest was built without CUDA" in tests[0]["error"]
 
 
 def test_gpudirect_false_tests_host_memory():
     health = {"a": gpu_host(mode=False), "b": gpu_host(mode="false")}
-    tests = vt.plan("main", vt.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
+    tests = vplan.plan("main", vplan.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
     assert all(t["runnable"] for t in tests)
     assert not any("--use_cuda" in " ".join(t["client_test"]["argv"]) for t in tests)
     with pytest.raises(ValueError, match="rdma_verify_gpudirect must be one of"):
@@ -172,12 +172,12 @@ def test_perftest_numbers_gpus_in_pci_order_with_every_gpu_visible():
     first unless CUDA_DEVICE_ORDER=PCI_BUS_ID (as ngc_multinode_perf sets), and an
     inherited CUDA_VISIBLE_DEVICES would renumber them."""
     health = {"a": gpu_host(), "b": gpu_host()}
-    tests = vt.plan("main", vt.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
+    tests = vplan.plan("main", vplan.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
     for test in tests:
         for side in ("client_test", "server_test"):
             argv = test[side]["argv"]
             assert argv[:4] == ["env", "-u", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER=PCI_BUS_ID"]
             assert "ib_write_bw" in argv
     health = {"a": gpu_host(mode="false"), "b": gpu_host(mode="false")}
-    tests = vt.plan("main", vt.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
+    tests = vplan.plan("main", vplan.all_pairs(["a", "b"]), health, {"binary": "ib_write_bw"}, {})
     assert tests[0]["client_test"]["argv"][0] == "ib_write_bw"

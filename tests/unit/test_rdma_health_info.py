@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
 from ansible_collections.rdma.fabric.plugins.modules import rdma_health_info
 from conftest import ROLES_DIR
 from sysfs_tree import (
@@ -933,4 +933,4 @@ def test_numactl_and_the_numa_node_come_from_the_host(run, tools, tmp_path):
     assert not [call for call in tools.calls if "numactl" in call[0]]
     [rail] = rv.host_health(result, EXPECT)["rails"]
     assert (rail["numa_node"], rail["numactl"]) == (1, True)
-    assert vt.pin_argv(rail) == ["numactl", "--cpunodebind=1", "--membind=1"]
+    assert vplan.pin_argv(rail) == ["numactl", "--cpunodebind=1", "--membind=1"]

@@ -1,4 +1,4 @@
-"""rdma_verify's extra perftest arguments (module_utils/verify_args.py, verify_tests.py):
+"""rdma_verify's extra perftest arguments (module_utils/verify_args.py, verify_plan.py):
 rdma_verify_rail_extra_args on one rail's tests only, after rdma_verify_extra_args, on
 both sides of main, retest and isolation tests; a rail the fabric does not have and the
 flags the role sets itself refused naming the variable and the flag.
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_args as va
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
 from test_verify_tests import OPTIONS, fabric_of
 
 RAILS = ["mlx5_0", "mlx5_1"]
@@ -20,8 +21,10 @@ RAILS = ["mlx5_0", "mlx5_1"]
 
 def plan(phase, pairs, **options):
     names, health = fabric_of(2, rails=2)
-    rails = vt.fabric(health)["rails"]
-    return vt.plan(phase, pairs or vt.all_pairs(names), health, dict(OPTIONS, **options), rails)
+    rails = vfabric.fabric(health)["rails"]
+    return vplan.plan(
+        phase, pairs or vplan.all_pairs(names), health, dict(OPTIONS, **options), rails
+    )
 
 
 def tail(argv):
@@ -77,8 +80,8 @@ def test_a_rail_the_fabric_does_not_have_is_refused_naming_the_variable():
         "rdma_verify_rail_extra_args: no rail 'rail7' in this fabric (its rails: mlx5_0, mlx5_1)"
     ]
     names, health = fabric_of(2, rails=2)
-    rails = list(vt.fabric(health)["rails"])
-    assert vt.option_errors(dict(OPTIONS, rail_args={"mlx5_7": "-t 64"}), rails) == [
+    rails = list(vfabric.fabric(health)["rails"])
+    assert vplan.option_errors(dict(OPTIONS, rail_args={"mlx5_7": "-t 64"}), rails) == [
         "rdma_verify_rail_extra_args: no rail 'mlx5_7' in this fabric (its rails: mlx5_0, mlx5_1)"
     ]
 
@@ -134,8 +137,8 @@ def test_the_traffic_class_is_refused_only_while_the_role_sets_one():
         "rdma_verify_rail_extra_args[mlx5_0]: -T/--tos is set by rdma_verify_tclass"
     )
     policy = {"roce_dscp": 26}
-    assert vt.option_errors(dict(OPTIONS, extra_args=["--tclass=96"]), RAILS) == []
-    assert vt.option_errors(
+    assert vplan.option_errors(dict(OPTIONS, extra_args=["--tclass=96"]), RAILS) == []
+    assert vplan.option_errors(
         dict(OPTIONS, extra_args=["--tclass=96"], roce_policy=policy, tclass="auto"), RAILS
     )
 

@@ -1,5 +1,5 @@
 """What rdma_verify reads around its tests and across hosts (module_utils/rdma_sysfs.py,
-rdma_verify.py, verify_tests.py): port counters and hw_counters before and after a
+rdma_verify.py, verify_counters.py): port counters and hw_counters before and after a
 round, the PCIe link against its capability, NVIDIA GPUs and nvidia_peermem, firmware
 per PSID, perftest pinned to the HCA's CPUs and RoCE tests in the policy's class.
 
@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
 from ansible_collections.rdma.fabric.plugins.module_utils.ethtool_stats import (
     parse_ethtool_stats,
 )
@@ -165,7 +167,7 @@ def test_firmware_skew_within_one_psid_fails_naming_the_nics():
         }
 
     health = {"lab1": host("28.39.1002"), "lab2": host("28.39.1002"), "lab3": host("28.37.1014")}
-    [check] = [c for c in vt.fabric(health)["checks"] if c["check"].startswith("firmware")]
+    [check] = [c for c in vfabric.fabric(health)["checks"] if c["check"].startswith("firmware")]
     assert check["check"] == "firmware of MT_0000000838" and not check["ok"]
     assert check["detail"] == "28.37.1014: lab3 mlx5_0; 28.39.1002: lab1 mlx5_0, lab2 mlx5_0"
 
@@ -191,13 +193,13 @@ def test_perftest_pinned_to_the_hca_cpus_and_roce_in_the_policy_class():
         "tclass": "auto",
         "roce_policy": {"roce_dscp": 26},
     }
-    [test] = vt.plan("main", vt.all_pairs(["a", "b"])[:1], health, options, {})
+    [test] = vplan.plan("main", vplan.all_pairs(["a", "b"])[:1], health, options, {})
     argv = test["client_test"]["argv"]
     assert argv[:3] == ["taskset", "-c", "0-15"] and argv[3] == "ib_write_bw"
     assert "--tclass=106" in argv  # DSCP 26 << 2, plus ECT(0): ECN is on by default
-    [test] = vt.plan(
+    [test] = vplan.plan(
         "main",
-        vt.all_pairs(["a", "b"])[:1],
+        vplan.all_pairs(["a", "b"])[:1],
         health,
         dict(options, pin_cpus=False, tclass="none"),
         {},
@@ -205,7 +207,7 @@ def test_perftest_pinned_to_the_hca_cpus_and_roce_in_the_policy_class():
     assert test["client_test"]["argv"][0] == "ib_write_bw"
     assert not any(a.startswith("--tclass") for a in test["client_test"]["argv"])
     health["a"]["rails"][0].update(pci=None, local_cpulist=None)  # Soft-RoCE: no NIC
-    [test] = vt.plan("main", vt.all_pairs(["a", "b"])[:1], health, options, {})
+    [test] = vplan.plan("main", vplan.all_pairs(["a", "b"])[:1], health, options, {})
     assert not any(a.startswith("--tclass") for a in test["server_test"]["argv"])
 
 
@@ -254,12 +256,12 @@ def test_perftest_bound_to_the_hca_numa_node_or_its_cpus(numa_node, numactl, cpu
 
     health = {h: {"rails": [rail(n)]} for n, h in enumerate(("a", "b"), 1)}
     options = {"binary": "ib_write_bw", "args": ["-D", 5], "pin_cpus": True}
-    [test] = vt.plan("main", vt.all_pairs(["a", "b"])[:1], health, options, {})
+    [test] = vplan.plan("main", vplan.all_pairs(["a", "b"])[:1], health, options, {})
     for side in ("server_test", "client_test"):
         argv = test[side]["argv"]
         assert argv[: len(launcher)] == launcher and argv[len(launcher)] == "ib_write_bw"
-    [test] = vt.plan(
-        "main", vt.all_pairs(["a", "b"])[:1], health, dict(options, pin_cpus=False), {}
+    [test] = vplan.plan(
+        "main", vplan.all_pairs(["a", "b"])[:1], health, dict(options, pin_cpus=False), {}
     )
     assert test["client_test"]["argv"][0] == "ib_write_bw"
 
@@ -277,7 +279,7 @@ def test_numa_node_minus_one_from_sysfs_pins_with_taskset(tmp_path):
     }
     [rail] = rv.host_health(info, {"counter_max": {}})["rails"]
     assert (rail["numa_node"], rail["numactl"]) == (-1, True)
-    assert vt.pin_argv(rail) == ["taskset", "-c", "0-15,32-47"]
+    assert vplan.pin_argv(rail) == ["taskset", "-c", "0-15,32-47"]
 
 
 # Counters judge.
@@ -301,12 +303,12 @@ def test_ethtool_filter_keeps_discards_ecn_marks_and_phy_errors():
 def _judged(deltas=None, saturated=None, gbps=390.0, options=None):
     health = {h: {"rails": [dict(_rail("mlx5_0", n))]} for n, h in enumerate(("a", "b"), 1)}
     options = options or {"kind": "bw", "binary": "ib_write_bw"}
-    [test] = vt.plan("main", vt.all_pairs(["a", "b"])[:1], health, options, {})
+    [test] = vplan.plan("main", vplan.all_pairs(["a", "b"])[:1], health, options, {})
     result = {"ok": True, "rows": [{"bytes": 65536, "bw_average_gbps": gbps}]}
     client = {"id": f"{test['id']}/client", "error": None, "result": result}
     client.update(deltas=deltas or {}, **({"saturated": saturated} if saturated else {}))
     server = {"id": f"{test['id']}/server", "error": None, "result": result}
-    [record] = vt.judge([test], [client, server], 3, options)
+    [record] = vjudge.judge([test], [client, server], 3, options)
     return test, record
 
 
@@ -370,7 +372,7 @@ def test_a_saturated_counter_fails_the_test():
 
 
 def test_counter_limits_are_checked_naming_the_variable():
-    errors = vt.option_errors({"counter_limits": {"symbol_error": -1, "x": "many"}}, [])
+    errors = vplan.option_errors({"counter_limits": {"symbol_error": -1, "x": "many"}}, [])
     assert errors == [
         "rdma_verify_counter_limits: symbol_error must be a count >= 0, 'ber' or null; got -1",
         "rdma_verify_counter_limits: x must be a count >= 0, 'ber' or null; got 'many'",

@@ -14,8 +14,11 @@ from html.parser import HTMLParser
 
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_html
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
 from test_verify_tests import LAB, fabric_of, run_phase
 
 BROWSER = "chromium-headless-shell"
@@ -24,15 +27,15 @@ BROWSER = "chromium-headless-shell"
 def run_report(count, rails, fails):
     """The report of a whole run (main, retest, isolate) where `fails` fails every time."""
     names, health = fabric_of(count, rails=rails)
-    fabric = vt.fabric(health)
+    fabric = vfabric.fabric(health)
     expect = fabric["rails"]
-    main = run_phase("main", vt.all_pairs(names), health, fails, expect)
-    retest = run_phase("retest", vt.retest_pairs(main), health, fails, expect)
-    vt.merge_retests(main, retest)
-    isolate = vt.isolation(main, health, LAB)
+    main = run_phase("main", vplan.all_pairs(names), health, fails, expect)
+    retest = run_phase("retest", vjudge.retest_pairs(main), health, fails, expect)
+    vjudge.merge_retests(main, retest)
+    isolate = viso.isolation(main, health, LAB)
     iso = run_phase("isolate", isolate["pairs"], health, fails, expect)
     records = main + retest + iso
-    verdicts = vt.verdicts(isolate, records, health, LAB)
+    verdicts = viso.verdicts(isolate, records, health, LAB)
     fabric["hosts"] = names
     options = {"mode": "full"}
     doc = rv.report(health, records, dict(isolate, verdicts=verdicts), options, "now", fabric)

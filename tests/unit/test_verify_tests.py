@@ -9,8 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
+from ansible_collections.rdma.fabric.plugins.module_utils import rails
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify as rv
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import pair_rounds
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
 
@@ -81,10 +85,10 @@ def test_each_host_computes_its_own_pairs_of_the_circle_method():
             reference = sorted(
                 (r, *sorted(p)) for r, pairs in enumerate(pair_rounds(hosts, mode)) for p in pairs
             )
-            every = vt.all_pairs(hosts, mode)
+            every = vplan.all_pairs(hosts, mode)
             # Two-way schedules (quick, full on 2-4 hosts) run circle round r as rounds
             # 2r and 2r + 1, the second reversed; quick mode on an odd count adds a round.
-            both = vt.two_way(count, mode)
+            both = vplan.two_way(count, mode)
             if mode == "quick" and count % 2:
                 reference = sorted(
                     (r, *sorted(p))
@@ -94,21 +98,21 @@ def test_each_host_computes_its_own_pairs_of_the_circle_method():
             base = sorted((r // 2 if both else r, *sorted((s, c))) for r, s, c in every)
             assert base == sorted(reference * (2 if both else 1))
             for h in hosts:
-                mine = vt.host_pairs(hosts, h, mode)
+                mine = vplan.host_pairs(hosts, h, mode)
                 assert mine == [p for p in every if h in p[1:]]
 
 
 def test_every_host_both_sends_and_receives_in_full_mode():
     hosts = [f"h{i}" for i in range(6)]
-    pairs = vt.all_pairs(hosts)
+    pairs = vplan.all_pairs(hosts)
     for h in hosts:
         assert any(s == h for _, s, _ in pairs) and any(c == h for _, _, c in pairs), h
 
 
 def test_rails_by_name_a_missing_device_fails_on_its_own_rail_only():
     names, health = fabric_of(2, lab2=host(2, 8, skip={3}))
-    fabric = vt.fabric(health)
-    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, fabric["rails"])
+    fabric = vfabric.fabric(health)
+    tests = vplan.plan("main", vplan.all_pairs(names), health, OPTIONS, fabric["rails"])
     by_rail = {t["rail"]: t for t in tests}
     assert list(by_rail) == [f"mlx5_{k}" for k in range(8)]
     assert not by_rail["mlx5_3"]["runnable"]
@@ -123,15 +127,17 @@ def test_rails_by_name_a_missing_device_fails_on_its_own_rail_only():
 
 def test_dgx_names_sort_naturally():
     names, health = fabric_of(2, rails=12)
-    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, vt.fabric(health)["rails"])
+    tests = vplan.plan(
+        "main", vplan.all_pairs(names), health, OPTIONS, vfabric.fabric(health)["rails"]
+    )
     assert [t["rail"] for t in tests][:4] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
     assert [t["rail"] for t in tests][-2:] == ["mlx5_10", "mlx5_11"]
 
 
 def test_ports_are_unique_per_server_host_across_the_whole_run():
     names, health = fabric_of(32)
-    fabric = vt.fabric(health)
-    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, fabric["rails"])
+    fabric = vfabric.fabric(health)
+    tests = vplan.plan("main", vplan.all_pairs(names), health, OPTIONS, fabric["rails"])
     assert len(tests) == 31 * 16 * 8
     per_server = {}
     for t in tests:
@@ -143,12 +149,12 @@ def test_ports_are_unique_per_server_host_across_the_whole_run():
 
 def test_one_host_plans_exactly_its_sides():
     names, health = fabric_of(5, rails=2)
-    rails = vt.fabric(health)["rails"]
-    everything = vt.plan("main", vt.all_pairs(names), health, OPTIONS, rails)
+    rails = vfabric.fabric(health)["rails"]
+    everything = vplan.plan("main", vplan.all_pairs(names), health, OPTIONS, rails)
     for h in names:
-        mine = vt.plan("main", vt.host_pairs(names, h), health, OPTIONS, rails)
-        assert vt.host_sides(h, mine) == vt.host_sides(h, everything)
-    sides = vt.host_sides("lab1", everything)
+        mine = vplan.plan("main", vplan.host_pairs(names, h), health, OPTIONS, rails)
+        assert vplan.host_sides(h, mine) == vplan.host_sides(h, everything)
+    sides = vplan.host_sides("lab1", everything)
     client = next(s for s in sides if s["side"] == "client")
     server = next(s for s in sides if s["side"] == "server")
     assert client["argv"][-1].startswith("10.")
@@ -157,7 +163,7 @@ def test_one_host_plans_exactly_its_sides():
 
 def test_two_names_of_one_machine_are_refused_naming_both():
     _, health = fabric_of(3, lab3=host(3, boot="boot-1"))
-    fabric = vt.fabric(health)
+    fabric = vfabric.fabric(health)
     assert fabric["same_machine"] == [
         "lab1 and lab3 are one machine (the same boot id boot-1): list each server once in "
         "the inventory"
@@ -171,7 +177,7 @@ def test_expected_rate_is_the_rails_majority_and_a_slow_or_narrow_port_fails():
         lab2=host(2, 2, rates={1: "200 Gb/sec (2X NDR)"}),
         lab3=host(3, 2, rates={0: "100 Gb/sec (4X HDR)"}),
     )
-    fabric = vt.fabric(health)
+    fabric = vfabric.fabric(health)
     assert fabric["rails"]["mlx5_0"]["gbps"] == 400.0 and fabric["rails"]["mlx5_0"]["agree"] == 3
     bad = {
         (c["host"], c["device"])
@@ -186,7 +192,7 @@ def test_expected_rate_is_the_rails_majority_and_a_slow_or_narrow_port_fails():
         "200 Gb/s (2X NDR), expected 400 Gb/s (4X NDR) (3 of 4 ports of rail mlx5_1); "
         "trained at a lower width"
     )
-    assert vt.expected_gbps(OPTIONS, fabric["rails"]["mlx5_1"]) == 360.0
+    assert vplan.expected_gbps(OPTIONS, fabric["rails"]["mlx5_1"]) == 360.0
 
 
 def test_qdr_passes_honestly_on_its_usable_bandwidth():
@@ -196,11 +202,11 @@ def test_qdr_passes_honestly_on_its_usable_bandwidth():
         lab1=host(1, 1, rates={0: "40 Gb/sec (4X QDR)"}),
         lab2=host(2, 1, rates={0: "40 Gb/sec (4X QDR)"}),
     )
-    rails = vt.fabric(health)["rails"]
+    rails = vfabric.fabric(health)["rails"]
     assert rails["mlx5_0"]["usable_gbps"] == 32.0
-    assert vt.expected_gbps(OPTIONS, rails["mlx5_0"]) == 28.8
-    assert vt.expected_gbps(dict(OPTIONS, bidirectional=True), rails["mlx5_0"]) == 57.6
-    assert vt.expected_gbps(dict(OPTIONS, min_gbps=0.005), rails["mlx5_0"]) == 0.005
+    assert vplan.expected_gbps(OPTIONS, rails["mlx5_0"]) == 28.8
+    assert vplan.expected_gbps(dict(OPTIONS, bidirectional=True), rails["mlx5_0"]) == 57.6
+    assert vplan.expected_gbps(dict(OPTIONS, min_gbps=0.005), rails["mlx5_0"]) == 0.005
 
 
 def outcome(test_id, name, rc=0, **over):
@@ -224,30 +230,30 @@ LAB = dict(OPTIONS, min_gbps=0.005)
 
 
 def run_phase(phase, pairs, health, fails, rails):
-    tests = vt.plan(phase, pairs, health, LAB, rails)
+    tests = vplan.plan(phase, pairs, health, LAB, rails)
     outcomes = []
     for t in tests:
         outcomes += bad(t) if fails(t) else ok(t)
-    return vt.judge(tests, outcomes, 3)
+    return vjudge.judge(tests, outcomes, 3)
 
 
 def verify(count, fails_main, fails_retest, fails_isolate, rails=1):
     names, health = fabric_of(count, rails=rails)
-    expect = vt.fabric(health)["rails"]
-    main = run_phase("main", vt.all_pairs(names), health, fails_main, expect)
-    retest = run_phase("retest", vt.retest_pairs(main), health, fails_retest, expect)
-    vt.merge_retests(main, retest)
-    isolate = vt.isolation(main, health, LAB)
+    expect = vfabric.fabric(health)["rails"]
+    main = run_phase("main", vplan.all_pairs(names), health, fails_main, expect)
+    retest = run_phase("retest", vjudge.retest_pairs(main), health, fails_retest, expect)
+    vjudge.merge_retests(main, retest)
+    isolate = viso.isolation(main, health, LAB)
     iso = run_phase("isolate", isolate["pairs"], health, fails_isolate, expect)
-    verdicts = vt.verdicts(isolate, main + retest + iso, health, LAB)
+    verdicts = viso.verdicts(isolate, main + retest + iso, health, LAB)
     return main, retest, isolate, iso, verdicts
 
 
 def test_judge_keeps_perftests_own_error_and_the_counter_deltas():
     names, health = fabric_of(2, rails=1)
-    [test] = vt.plan("main", vt.all_pairs(names)[:1], health, LAB, {})
+    [test] = vplan.plan("main", vplan.all_pairs(names)[:1], health, LAB, {})
     client = outcome(f"{test['id']}/client", GOOD, deltas={"link_downed": 1, "symbol_error": 4})
-    [record] = vt.judge([test], [client, outcome(f"{test['id']}/server", GOOD)], 3)
+    [record] = vjudge.judge([test], [client, outcome(f"{test['id']}/server", GOOD)], 3)
     assert not record["passed"]
     # Every delta counter is judged: the link down, and 4 symbol errors
     # over the lab fixture's few bits.
@@ -257,7 +263,7 @@ def test_judge_keeps_perftests_own_error_and_the_counter_deltas():
         "bit error rate 1e-12 of 9.81e+07 bits)"
     )
     assert record["deltas"] == {"client": {"link_downed": 1, "symbol_error": 4}}
-    [record] = vt.judge([test], bad(test), 3)
+    [record] = vjudge.judge([test], bad(test), 3)
     assert record["error"].startswith(f"client {test['client']}: Port number 1 state is Down")
 
 
@@ -328,10 +334,10 @@ def test_isolation_rounds_keep_each_host_in_one_pair():
         {"server": "b", "client": "t", "rail": "r0"},
         {"server": "a", "client": "t", "rail": "r0"},
     ]
-    rounds = [p["round"] for p in vt.assign_rounds(pairs)]
+    rounds = [p["round"] for p in vplan.assign_rounds(pairs)]
     assert rounds == [0, 1, 0, 0, 1] or rounds[:4] == [0, 1, 0, 0]
     by_round = {}
-    for p in vt.assign_rounds(pairs):
+    for p in vplan.assign_rounds(pairs):
         units = by_round.setdefault(p["round"], {})
         for h in (p["server"], p["client"]):
             assert units.setdefault(h, (p["server"], p["client"])) == (p["server"], p["client"])
@@ -343,12 +349,12 @@ def test_scale_32_hosts_8_rails_all_rounds_and_4096_hosts_quick():
     generous, for a loaded 2-core machine."""
     names, health = fabric_of(32)
     start, cpu = time.perf_counter(), time.process_time()
-    fabric = vt.fabric(health)
+    fabric = vfabric.fabric(health)
     sides = 0
     for h in names:
-        mine = vt.plan("main", vt.host_pairs(names, h), health, OPTIONS, fabric["rails"])
-        sides += len(vt.host_sides(h, mine))
-    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, fabric["rails"])
+        mine = vplan.plan("main", vplan.host_pairs(names, h), health, OPTIONS, fabric["rails"])
+        sides += len(vplan.host_sides(h, mine))
+    tests = vplan.plan("main", vplan.all_pairs(names), health, OPTIONS, fabric["rails"])
     outcomes = {}
     for t in tests:
         for side in ("client", "server"):
@@ -357,8 +363,8 @@ def test_scale_32_hosts_8_rails_all_rounds_and_4096_hosts_quick():
                 "error": None,
                 "result": {"ok": True, "rows": [{"bytes": 65536, "bw_average_gbps": 390.0}]},
             }
-    records = vt.judge(tests, outcomes, 3)
-    vt.isolation(records, health, OPTIONS)
+    records = vjudge.judge(tests, outcomes, 3)
+    viso.isolation(records, health, OPTIONS)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert sides == 2 * len(tests) == 2 * 3968 and all(r["passed"] for r in records)
     assert elapsed < 10 and cpu < 10, (elapsed, cpu)
@@ -367,7 +373,7 @@ def test_scale_32_hosts_8_rails_all_rounds_and_4096_hosts_quick():
     rails = {f"mlx5_{k}": {"usable_gbps": 400.0} for k in range(8)}
     big_health = {h: host(i % 250 + 1) for i, h in enumerate(big)}
     start, cpu = time.perf_counter(), time.process_time()
-    tests = vt.plan("main", vt.all_pairs(big, "quick", 2), big_health, OPTIONS, rails)
+    tests = vplan.plan("main", vplan.all_pairs(big, "quick", 2), big_health, OPTIONS, rails)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert len(tests) == 2 * 2 * 2048 * 8  # 2 rounds, each both ways
     assert elapsed < 15 and cpu < 5, (elapsed, cpu)
@@ -375,21 +381,25 @@ def test_scale_32_hosts_8_rails_all_rounds_and_4096_hosts_quick():
 
 @pytest.mark.parametrize("binary", ["ib_write_bw", "ib_read_bw"])
 def test_direction_follows_the_verb(binary):
-    assert vt.sender_is_client(binary) is (binary == "ib_write_bw")
+    assert viso.sender_is_client(binary) is (binary == "ib_write_bw")
 
 
 def test_a_port_that_is_down_is_named_without_retests():
     names, health = fabric_of(3, rails=1)
     health["lab3"]["rails"][0]["active"] = False
-    expect = vt.fabric(health)["rails"]
+    expect = vfabric.fabric(health)["rails"]
     main = run_phase(
-        "main", vt.all_pairs(names), health, lambda t: "lab3" in (t["server"], t["client"]), expect
+        "main",
+        vplan.all_pairs(names),
+        health,
+        lambda t: "lab3" in (t["server"], t["client"]),
+        expect,
     )
-    assert vt.retest_pairs(main, health) == []
-    vt.merge_retests(main, [])
-    isolate = vt.isolation(main, health, LAB)
+    assert vjudge.retest_pairs(main, health) == []
+    vjudge.merge_retests(main, [])
+    isolate = viso.isolation(main, health, LAB)
     assert isolate["suspects"] == ["lab3 mlx5_0"] and isolate["pairs"] == []
-    [verdict] = vt.verdicts(isolate, main, health, LAB).values()
+    [verdict] = viso.verdicts(isolate, main, health, LAB).values()
     assert verdict["bad"] is True
     assert verdict["verdict"] == (
         "lab3 rail mlx5_0 (mlx5_0): bad, not retested: its port is not ACTIVE/LinkUp "
@@ -427,7 +437,7 @@ def test_retest_rounds_start_at_zero():
             "rail": "r",
         },
     ]
-    assert vt.retest_pairs(records) == [
+    assert vjudge.retest_pairs(records) == [
         {"server": "a", "client": "b", "rail": "r", "round": 0},
         {"server": "c", "client": "d", "rail": "r", "round": 1},
     ]
@@ -435,8 +445,8 @@ def test_retest_rounds_start_at_zero():
 
 def test_report_lists_unreachable_hosts_and_per_rail_matrices():
     names, health = fabric_of(3, rails=2)
-    expect = vt.fabric(health)["rails"]
-    main = run_phase("main", vt.all_pairs(names), health, lambda t: False, expect)
+    expect = vfabric.fabric(health)["rails"]
+    main = run_phase("main", vplan.all_pairs(names), health, lambda t: False, expect)
     doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=[*names, "lab4"])
     summary = doc["summary"]
     assert summary["unreachable"] == ["lab4"] and summary["passed"] is False
@@ -458,8 +468,10 @@ def test_heat_map_is_directional_row_sender_column_receiver():
     """Both directions of a pair run: a sender fault colours its row only (the cells were
     keyed by the unordered pair, so the later direction overwrote the earlier one)."""
     names, health = fabric_of(3, rails=1)
-    expect = vt.fabric(health)["rails"]
-    main = run_phase("main", vt.all_pairs(names), health, lambda t: t["client"] == names[0], expect)
+    expect = vfabric.fabric(health)["rails"]
+    main = run_phase(
+        "main", vplan.all_pairs(names), health, lambda t: t["client"] == names[0], expect
+    )
     doc = rv.report(health, main, {}, {"mode": "full"}, "now", hosts=names)
     [m] = doc["matrix"].values()
     assert m["hosts"] == names
@@ -488,16 +500,16 @@ def test_heat_map_is_directional_row_sender_column_receiver():
 def test_planning_pauses_the_cycle_collector_and_restores_it(monkeypatch):
     names, health = fabric_of(2, rails=1)
     seen = []
-    original = vt._tclass
+    original = vplan._tclass
     monkeypatch.setattr(
-        vt, "_tclass", lambda options: seen.append(gc.isenabled()) or original(options)
+        vplan, "_tclass", lambda options: seen.append(gc.isenabled()) or original(options)
     )
     assert gc.isenabled()
-    vt.plan("main", vt.all_pairs(names), health, OPTIONS, {})
+    vplan.plan("main", vplan.all_pairs(names), health, OPTIONS, {})
     assert seen == [False] and gc.isenabled()
     gc.disable()
     try:
-        vt.plan("main", vt.all_pairs(names), health, OPTIONS, {})
+        vplan.plan("main", vplan.all_pairs(names), health, OPTIONS, {})
         assert not gc.isenabled()
     finally:
         gc.enable()
@@ -506,7 +518,7 @@ def test_planning_pauses_the_cycle_collector_and_restores_it(monkeypatch):
 # The expected rate is never a guess by host order.
 def test_a_tie_for_the_rails_rate_is_ambiguous_not_settled_by_host_order():
     _, health = fabric_of(2, rails=1, lab2=host(2, 1, rates={0: "200 Gb/sec (2X NDR)"}))
-    fabric = vt.fabric(health)
+    fabric = vfabric.fabric(health)
     assert fabric["rails"]["mlx5_0"]["gbps"] is None
     assert fabric["rails"]["mlx5_0"]["usable_gbps"] is None
     [check] = [c for c in fabric["checks"] if c["check"] == "rail rate"]
@@ -516,7 +528,7 @@ def test_a_tie_for_the_rails_rate_is_ambiguous_not_settled_by_host_order():
         "lab2; 400 Gb/s (4X NDR): lab1)"
     )
     # Set, it decides: the 2X port is the slow one.
-    fabric = vt.fabric(health, expected_rate_gbps=400)
+    fabric = vfabric.fabric(health, expected_rate_gbps=400)
     bad = [c["host"] for c in fabric["checks"] if c["check"] == "rail rate" and not c["ok"]]
     assert bad == ["lab2"]
 
@@ -526,19 +538,19 @@ def test_an_ambiguous_rail_runs_no_test_and_names_why():
     any rate), are not isolated (no host is to blame) and the run fails; with
     rdma_verify_min_gbps the rail has a pass mark again."""
     names, health = fabric_of(2, rails=1, lab2=host(2, 1, rates={0: "200 Gb/sec (2X NDR)"}))
-    expect = vt.fabric(health)["rails"]
+    expect = vfabric.fabric(health)["rails"]
     assert expect["mlx5_0"]["ambiguous"] is True
-    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, expect)
+    tests = vplan.plan("main", vplan.all_pairs(names), health, OPTIONS, expect)
     assert tests and not any(t["runnable"] for t in tests)
     assert all(t["error"].startswith("not run: rail mlx5_0 has no pass mark") for t in tests), tests
-    records = vt.judge(tests, [], 3)
+    records = vjudge.judge(tests, [], 3)
     assert {r["outcome"] for r in records} == {"not run"}
-    isolate = vt.isolation(records, health, LAB)
+    isolate = viso.isolation(records, health, LAB)
     assert not isolate["pairs"] and not isolate.get("rails"), isolate
     doc = rv.report(health, records, isolate, {"mode": "full"}, "now", hosts=names)
     assert doc["summary"]["passed"] is False and doc["summary"]["tests_not_run"] == len(tests)
     assert not doc["summary"]["bad_hosts"]
-    floor = vt.plan("main", vt.all_pairs(names), health, dict(OPTIONS, min_gbps=100), expect)
+    floor = vplan.plan("main", vplan.all_pairs(names), health, dict(OPTIONS, min_gbps=100), expect)
     assert all(t["runnable"] for t in floor)
 
 
@@ -550,8 +562,8 @@ def test_a_majority_below_the_share_is_ambiguous():
         lab2=host(2, 1, rates={0: "100 Gb/sec (4X EDR)"}),
     )
     # 3 of 5 at 400: a majority, above the default share (0.5).
-    assert vt.fabric(health)["rails"]["mlx5_0"]["gbps"] == 400.0
-    fabric = vt.fabric(health, majority_share=0.75)
+    assert vfabric.fabric(health)["rails"]["mlx5_0"]["gbps"] == 400.0
+    fabric = vfabric.fabric(health, majority_share=0.75)
     assert fabric["rails"]["mlx5_0"]["gbps"] is None
     assert any(
         c["detail"].startswith("rail mlx5_0: ambiguous") for c in fabric["checks"] if not c["ok"]
@@ -588,21 +600,21 @@ def test_ethernet_speeds_use_64b66b_whatever_ib_name_mlx5_reports():
 # A host lost during traffic (its perftest_run never came back).
 def test_a_host_lost_during_traffic_is_unreachable_and_its_partners_tests_peer_lost():
     names, health = fabric_of(4, rails=2)
-    expect = vt.fabric(health)["rails"]
-    tests = vt.plan("main", vt.all_pairs(names), health, LAB, expect)
+    expect = vfabric.fabric(health)["rails"]
+    tests = vplan.plan("main", vplan.all_pairs(names), health, LAB, expect)
     outcomes = []
     for t in tests:
         gone = f"{t['id']}/{_side_of(t, 'lab3')}" if "lab3" in (t["server"], t["client"]) else None
         outcomes += [o for o in ok(t) if o["id"] != gone]
-    main = vt.judge(tests, outcomes, 3)
+    main = vjudge.judge(tests, outcomes, 3)
     lost = [r for r in main if "lab3" in (r["server"], r["client"])]
     # 3 peers x 2 ways x 2 rails
     assert len(lost) == 12 and {r["outcome"] for r in lost} == {"peer lost"}
     assert all(r["error"] == "peer lost: lab3 was lost during traffic" for r in lost)
     assert all(r["outcome"] == "passed" for r in main if r not in lost)
-    assert vt.retest_pairs(main, health) == []
-    vt.merge_retests(main, [])
-    isolate = vt.isolation(main, health, LAB)
+    assert vjudge.retest_pairs(main, health) == []
+    vjudge.merge_retests(main, [])
+    isolate = viso.isolation(main, health, LAB)
     assert isolate["suspects"] == [] and isolate["pairs"] == []
     doc = rv.report(health, main, dict(isolate, verdicts={}), {"mode": "full"}, "now", hosts=names)
     summary = doc["summary"]
@@ -626,7 +638,7 @@ def test_two_dead_hosts_on_one_rail_are_named_exactly(count):
         return t["rail"] == "mlx5_1" and bool(dead & {t["server"], t["client"]})
 
     main, retest, isolate, iso, verdicts = verify(count, on_dead, on_dead, on_dead, rails=2)
-    assert isolate["suspects"] == [f"{h} mlx5_1" for h in sorted(dead, key=vt.natural_key)]
+    assert isolate["suspects"] == [f"{h} mlx5_1" for h in sorted(dead, key=rails.natural_key)]
     assert isolate["rails"] == {}
     assert {k for k, v in verdicts.items() if v["bad"]} == set(isolate["suspects"])
     for key in isolate["suspects"]:
@@ -664,8 +676,8 @@ def test_a_leaf_half_gets_a_rail_verdict_not_eight_suspects():
 
 def test_a_rail_wide_half_rate_gets_a_rail_verdict():
     names, health = fabric_of(8, rails=2)
-    expect = vt.fabric(health)["rails"]
-    tests = vt.plan("main", vt.all_pairs(names), health, OPTIONS, expect)
+    expect = vfabric.fabric(health)["rails"]
+    tests = vplan.plan("main", vplan.all_pairs(names), health, OPTIONS, expect)
     outcomes = {}
     for t in tests:
         gbps = 200.0 if t["rail"] == "mlx5_1" else 390.0
@@ -675,9 +687,9 @@ def test_a_rail_wide_half_rate_gets_a_rail_verdict():
                 "error": None,
                 "result": {"ok": True, "rows": [{"bytes": 65536, "bw_average_gbps": gbps}]},
             }
-    main = vt.judge(tests, outcomes, 3)
-    vt.merge_retests(main, [])
-    isolate = vt.isolation(main, health, OPTIONS)
+    main = vjudge.judge(tests, outcomes, 3)
+    vjudge.merge_retests(main, [])
+    isolate = viso.isolation(main, health, OPTIONS)
     assert isolate["rails"] == {
         "mlx5_1": "rail mlx5_1: every pair at ~56% of the expected rate: suspect the expected "
         "rate (rdma_verify_expected_rate_gbps) or the leaf"
@@ -695,9 +707,9 @@ def test_undetermined_says_why():
 
 def test_the_report_carries_rail_verdicts():
     names, health = fabric_of(3, rails=1)
-    expect = vt.fabric(health)["rails"]
-    main = run_phase("main", vt.all_pairs(names), health, lambda t: True, expect)
-    isolate = vt.isolation(main, health, LAB)
+    expect = vfabric.fabric(health)["rails"]
+    main = run_phase("main", vplan.all_pairs(names), health, lambda t: True, expect)
+    isolate = viso.isolation(main, health, LAB)
     doc = rv.report(health, main, dict(isolate, verdicts={}), {"mode": "full"}, "now")
     assert doc["summary"]["rail_verdicts"] == [
         "rail mlx5_0: every pair fails: suspect the leaf or the rail's subnet"
@@ -709,7 +721,7 @@ def _directions_per_host(pairs, binary="ib_write_bw"):
     """{host: (peers it sent to, peers it received from)}; ib_write_*: the client sends."""
     out = {}
     for _r, server, client in pairs:
-        sender, receiver = (client, server) if vt.sender_is_client(binary) else (server, client)
+        sender, receiver = (client, server) if viso.sender_is_client(binary) else (server, client)
         out.setdefault(sender, (set(), set()))[0].add(receiver)
         out.setdefault(receiver, (set(), set()))[1].add(sender)
     return out
@@ -719,7 +731,7 @@ def _directions_per_host(pairs, binary="ib_write_bw"):
 @pytest.mark.parametrize("count", [*range(2, 20), 31, 32, 33, 64])
 def test_every_host_sends_to_and_receives_from_two_peers_in_both_modes(mode, count):
     hosts = [f"h{i}" for i in range(count)]
-    pairs = vt.all_pairs(hosts, mode, 2)
+    pairs = vplan.all_pairs(hosts, mode, 2)
     directions = _directions_per_host(pairs)
     want = min(2, count - 1)
     for h in hosts:
@@ -747,23 +759,23 @@ def test_a_bad_receiver_that_only_received_from_a_bad_sender_is_seen(count, mode
     def faults(t):
         return t["client"] == sender or t["server"] == receiver
 
-    expect = vt.fabric(health)["rails"]
-    main = run_phase("main", vt.all_pairs(names, mode, 2), health, faults, expect)
+    expect = vfabric.fabric(health)["rails"]
+    main = run_phase("main", vplan.all_pairs(names, mode, 2), health, faults, expect)
     # The receiver's fault shows against a peer that is not the bad sender.
     assert any(
         not r["passed"] and r["server"] == receiver and r["client"] != sender for r in main
     ), "the bad receiver never received from a good sender"
-    retest = run_phase("retest", vt.retest_pairs(main), health, faults, expect)
-    vt.merge_retests(main, retest)
-    isolate = vt.isolation(main, health, LAB)
+    retest = run_phase("retest", vjudge.retest_pairs(main), health, faults, expect)
+    vjudge.merge_retests(main, retest)
+    isolate = viso.isolation(main, health, LAB)
     assert f"{receiver} mlx5_0" in isolate["suspects"]
     iso = run_phase("isolate", isolate["pairs"], health, faults, expect)
-    verdicts = vt.verdicts(isolate, main + retest + iso, health, LAB)
+    verdicts = viso.verdicts(isolate, main + retest + iso, health, LAB)
     bad = {k for k, v in verdicts.items() if v["bad"]}
     assert bad == {f"{sender} mlx5_0", f"{receiver} mlx5_0"}, verdicts
     assert "fails as receiver" in verdicts[f"{receiver} mlx5_0"]["verdict"]
 
 
 def test_the_docstring_says_what_the_schedule_does():
-    doc = vt.__doc__
+    doc = vplan.__doc__
     assert "sends to and receives from" in doc

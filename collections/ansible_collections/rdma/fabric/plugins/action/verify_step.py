@@ -22,7 +22,10 @@ from ansible import context
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify, verify_html
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
 
 HEALTH_VAR = "__rdma_verify_health"
 # The schedule's result: the synchronous call's, or the async job's once finished.
@@ -134,8 +137,8 @@ class ActionModule(ActionBase):
                 pairs = [p for p in pairs if host in (p["server"], p["client"])]
             return pairs
         if host is not None:
-            return vt.host_pairs(hosts, host, args["mode"], int(args["rounds"]))
-        return vt.all_pairs(hosts, args["mode"], int(args["rounds"]))
+            return vplan.host_pairs(hosts, host, args["mode"], int(args["rounds"]))
+        return vplan.all_pairs(hosts, args["mode"], int(args["rounds"]))
 
     def _rounds_total(self, args, hosts):
         """The phase's rounds across the fabric (for the progress line), in O(1) for the
@@ -143,8 +146,8 @@ class ActionModule(ActionBase):
         if args["phase"] in ("retest", "isolate"):
             return max((int(p["round"]) for p in args.get("pairs") or []), default=-1) + 1
         count, mode = len(hosts), args["mode"]
-        rounds = vt.round_count(count, mode, int(args["rounds"]))
-        return rounds * (2 if vt.two_way(count, mode) else 1)
+        rounds = vplan.round_count(count, mode, int(args["rounds"]))
+        return rounds * (2 if vplan.two_way(count, mode) else 1)
 
     def _plan(self, args, hosts, health, host=None):
         pairs = self._pairs(args, hosts, host)
@@ -153,7 +156,7 @@ class ActionModule(ActionBase):
             for p in pairs:
                 wanted |= {p["server"], p["client"]} if isinstance(p, dict) else {p[1], p[2]}
             health = {h: health[h] for h in wanted if h in health}
-        return vt.plan(
+        return vplan.plan(
             args["phase"], pairs, health, _plain(args["options"]), _plain(args.get("rails") or {})
         )
 
@@ -171,7 +174,7 @@ class ActionModule(ActionBase):
                 me = task_vars["inventory_hostname"]
                 health = {h: None for h in hosts}
                 tests = self._plan(args, hosts, _LazyHealth(self, task_vars, health), me)
-                sides = vt.host_sides(me, tests)
+                sides = vplan.host_sides(me, tests)
                 slot = round_seconds(args["options"])
                 last = max((s["round"] for s in sides), default=-1)
                 result.update(
@@ -210,21 +213,21 @@ class ActionModule(ActionBase):
     def _fabric(self, args, task_vars, hosts):
         live = [h for h in hosts if _host_var(task_vars, h, HEALTH_VAR)]
         health = self._health(task_vars, live)
-        out = vt.fabric(
+        out = vfabric.fabric(
             health,
             float(args.get("expected_rate_gbps") or 0),
-            float(args.get("rate_majority") or vt.RATE_MAJORITY),
+            float(args.get("rate_majority") or vfabric.RATE_MAJORITY),
         )
         options = _plain(args["options"])
         out["hosts"] = live
         out["unreachable"] = [h for h in hosts if h not in live]
         # Bad options stop the play here, before any traffic (in check mode too).
-        errors = vt.option_errors(options, list(out["rails"]))
+        errors = vplan.option_errors(options, list(out["rails"]))
         if errors:
             return dict(out, failed=True, msg="rdma_verify: " + "; ".join(errors))
-        planned = vt.plan(
+        planned = vplan.plan(
             "main",
-            vt.all_pairs(live, args["mode"], int(args["rounds"])),
+            vplan.all_pairs(live, args["mode"], int(args["rounds"])),
             health,
             options,
             out["rails"],
@@ -251,7 +254,7 @@ class ActionModule(ActionBase):
         health = self._health(task_vars, hosts)
         tests = self._plan(args, hosts, health)
         options = _plain(args["options"])
-        records = vt.judge(
+        records = vjudge.judge(
             tests, self._outcomes(task_vars, hosts), options.get("duration"), options
         )
         _write(run_dir, phase, records)
@@ -264,16 +267,16 @@ class ActionModule(ActionBase):
             "next_phase": None,
         }
         if phase == "main" and args.get("retest", True):
-            out["next"] = vt.retest_pairs(records, health)
+            out["next"] = vjudge.retest_pairs(records, health)
             if out["next"]:
                 out["next_phase"] = "retest"
                 return out
         if phase in ("main", "retest"):
             main = _read(run_dir, "main", [])
-            vt.merge_retests(main, records if phase == "retest" else [])
+            vjudge.merge_retests(main, records if phase == "retest" else [])
             _write(run_dir, "main", main)
             _write(run_dir, phase, records if phase == "retest" else main)
-            isolate = vt.isolation(main, health, options)
+            isolate = viso.isolation(main, health, options)
             _write(run_dir, "isolation", isolate)
             out["suspects"] = isolate["suspects"]
             if args.get("isolate", True) and isolate["pairs"]:
@@ -290,7 +293,7 @@ class ActionModule(ActionBase):
             records += _read(run_dir, phase, []) if run_dir else []
         isolate = _read(run_dir, "isolation", {}) if run_dir else {}
         options = _plain(args["options"])
-        verdict = vt.verdicts(isolate, records, health, options.get("bandwidth") or {})
+        verdict = viso.verdicts(isolate, records, health, options.get("bandwidth") or {})
         results = rdma_verify.report(
             health,
             records,

@@ -7,15 +7,18 @@ host_health   per-host checks from rdma.fabric.rdma_health_info, and the host's 
               (by name: the rdma_rails plan's, or the device names)
 qos_check     the "RoCE QoS" check: rdma.fabric.roce_qos (state=gathered) against the policy
 report        everything the report files are rendered from
-The tests themselves (plan, judge, retest, isolation, checks across hosts) are in
-verify_tests.py.
+The tests themselves are in verify_plan.py (plan), verify_judge.py (judge, retest),
+verify_isolation.py (isolation, verdicts) and verify_fabric.py (checks across hosts).
 """
 
 from __future__ import annotations
 
 import re
 
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_tests as vt
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_common as vcommon
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_counters as vcounters
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso
 from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
     host_rails,
     natural_key,
@@ -376,7 +379,7 @@ def host_health(info, expect, host="this host"):
             over = {k: counters[k] for k, v in limits.items() if counters.get(k, 0) > v}
             stuck = saturated_counters(counters)
             seen = ", ".join(f"{k}={v}" for k, v in sorted(counters.items()) if v)
-            parts = [f"{k} at max ({counters[k]}): {vt.SATURATED_FIX}" for k in stuck]
+            parts = [f"{k} at max ({counters[k]}): {vcounters.SATURATED_FIX}" for k in stuck]
             if over:
                 parts.append("over the limit: " + ", ".join(f"{k}={v}" for k, v in over.items()))
             elif limits:
@@ -468,7 +471,7 @@ def qos_check(gathered, policy, require_hw=True):
         return _check(QOS_CHECK, False, "rdma_roce_policy is invalid: " + "; ".join(errors))
     if "gathered" not in (gathered or {}):
         reason = (gathered or {}).get("msg") or "rdma.fabric.roce_qos returned no read-back"
-        return _check(QOS_CHECK, False, f"cannot read the QoS: {vt.first_line(reason)}")
+        return _check(QOS_CHECK, False, f"cannot read the QoS: {vcommon.first_line(reason)}")
     desired = desired_qos(filled)
     differ, unchecked, matched, backends = [], [], [], set()
     for entry in gathered["gathered"]:
@@ -523,7 +526,7 @@ def _matrix(hosts, records, rail, binary=None):
     structure): {hosts, cells: [[sender index, receiver index, Gb/s, measured/expected,
     outcome]]}, the main test of each direction (flaky: its retest). Both directions of
     a pair run: each is its own cell (row = sender, column = receiver)."""
-    client_sends = vt.sender_is_client(binary)
+    client_sends = viso.sender_is_client(binary)
     index = {h: i for i, h in enumerate(hosts)}
     cells = {}
     for r in records:
@@ -548,7 +551,7 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
     before its health was read) is an "unreachable" row that fails the run.
     """
     hosts = sorted(hosts or health, key=natural_key)
-    fabric = fabric if fabric else vt.fabric({h: health[h] for h in health if health[h]})
+    fabric = fabric if fabric else vfabric.fabric({h: health[h] for h in health if health[h]})
     checks = [dict(c) for c in fabric.get("checks") or []]
     unreachable = []
     for host in hosts:

@@ -5,7 +5,7 @@
 
 rdma_verify_extra_args go to every test's both sides; rdma_verify_rail_extra_args
 ({rail: "args" or [args]}) go after them on one rail's tests only (main, retest,
-isolate; both sides). Neither may carry a flag that verify_tests' side command line
+isolate; both sides). Neither may carry a flag that verify_plan's side command line
 already sets (device, port, TCP port, GID, output format, duration, size, QPs,
 direction, traffic class when the role sets one, GPU): given twice, perftest takes the
 last one and the two sides no longer meet, or the result is judged on the wrong terms.
