@@ -399,19 +399,112 @@ def gather_all(module, policy, desired, result):
     module.exit_json(**result)
 
 
+ARGUMENT_SPEC = {
+    "interface": {"type": "str"},
+    "interfaces": {"type": "list", "elements": "str"},
+    "policy": {"type": "dict", "default": {}},
+    "backend": {"type": "str", "default": "auto", "choices": ["auto", "mlnx_qos", "dcb"]},
+    "require_hw": {"type": "bool", "default": True},
+    "knobs": {"type": "bool", "default": True},
+    "state": {"type": "str", "default": "present", "choices": ["present", "gathered"]},
+    "sysfs_root": {"type": "path", "default": "/"},
+    "link_wait": {"type": "int", "default": 0},
+}
+
+
+def _first_result(iface, policy):
+    return {
+        "changed": False,
+        "interface": iface,
+        "policy": policy,
+        "supported": False,
+        "drift": [],
+        "commands": [],
+        "writes": [],
+        "knobs": {},
+        "boot_steps": [],
+        "lldpad_commands": lldpad_commands(iface, policy),
+    }
+
+
+def _refuse_bond(module, iface, result):
+    members = bond_members(module.params["sysfs_root"], iface)
+    if members:
+        module.fail_json(
+            msg=f"roce_qos: {iface} is a bond (RoCE LAG); DCB is set on its members "
+            f"{', '.join(members)}, one at a time: give those",
+            members=members,
+            **result,
+        )
+
+
+def _warn_no_buffer_split(module, backend, iface, desired):
+    """dcb sets the cable length (`dcb pfc set ... delay`), not the buffer split."""
+    left_to_nic = [
+        key
+        for aspect, key in BUFFER_ASPECTS.items()
+        if desired[aspect] is not None and aspect != "cable_len"
+    ]
+    if backend.name == "dcb" and left_to_nic and module.params["state"] == "present":
+        module.warn(
+            f"roce_qos: {iface}: the dcb backend sets no host buffer split; "
+            + ", ".join(f"rdma_roce_policy.{key}" for key in left_to_nic)
+            + " left to the NIC's own (mlnx_qos, from mlnx-tools, sets them)"
+        )
+
+
+def _apply(module, iface, commands, stale, result):
+    """Run the DCB commands and write the stale knobs; wait for a link that was up."""
+    was_up = operstate(module.params["sysfs_root"], iface) == "up"
+    for argv in commands:
+        rc, out, err = module.run_command(argv)
+        if rc != 0:
+            module.fail_json(msg=f"roce_qos: {' '.join(argv)} failed: {err or out}", **result)
+    for knob in stale:
+        try:
+            write_knob(knob, module.run_command)
+        except OSError as exc:
+            module.fail_json(msg=f"roce_qos: cannot write {knob['path']}: {exc}", **result)
+    wait = module.params["link_wait"]
+    if commands and was_up and wait and not wait_link_up(module.params["sysfs_root"], iface, wait):
+        module.fail_json(
+            msg=f"roce_qos: {iface} was not up again {wait} s after the change "
+            "(link_wait, roce_host_qos_link_wait)",
+            **result,
+        )
+
+
+def _read_back(module, backend, iface, policy, desired, entry, dcb, result):
+    """The state after the change, read again; anything still different fails."""
+    device, port = (entry["device"] or {}).get("name"), (entry["device"] or {}).get("port")
+    left, current = [], None
+    if dcb:
+        current, reason = backend.read(module.run_command, iface)
+        if current is None:
+            module.fail_json(
+                msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result
+            )
+        left = plan(backend, iface, current, desired)[2]
+    knobs = all_knobs(module, module.run_command, iface, device, port, policy, dcb=dcb)
+    left += knob_drift(knobs)
+    if left:
+        module.fail_json(msg=f"roce_qos: {iface} still differs after the change: {left}", **result)
+    return _view(current or {}, knobs, "have")
+
+
+def _diff(iface, backend, dcb, before, after, desired):
+    header = f"{iface} ({backend.name if dcb else 'no DCB'})"
+    return {
+        "before_header": header,
+        "after_header": header,
+        "before": state_text(before, sorted(desired["dscp2prio"])),
+        "after": state_text(after, sorted(desired["dscp2prio"])),
+    }
+
+
 def main():
     module = AnsibleModule(
-        argument_spec={
-            "interface": {"type": "str"},
-            "interfaces": {"type": "list", "elements": "str"},
-            "policy": {"type": "dict", "default": {}},
-            "backend": {"type": "str", "default": "auto", "choices": ["auto", "mlnx_qos", "dcb"]},
-            "require_hw": {"type": "bool", "default": True},
-            "knobs": {"type": "bool", "default": True},
-            "state": {"type": "str", "default": "present", "choices": ["present", "gathered"]},
-            "sysfs_root": {"type": "path", "default": "/"},
-            "link_wait": {"type": "int", "default": 0},
-        },
+        argument_spec=ARGUMENT_SPEC,
         mutually_exclusive=[["interface", "interfaces"]],
         required_one_of=[["interface", "interfaces"]],
         supports_check_mode=True,
@@ -428,44 +521,12 @@ def main():
             desired,
             {"changed": False, "policy": policy, "interfaces": module.params["interfaces"]},
         )
-    result = {
-        "changed": False,
-        "interface": iface,
-        "policy": policy,
-        "supported": False,
-        "drift": [],
-        "commands": [],
-        "writes": [],
-        "knobs": {},
-        "boot_steps": [],
-        "lldpad_commands": lldpad_commands(iface, policy),
-    }
+    result = _first_result(iface, policy)
     _must_be_netdev(module, iface, result)
-    members = bond_members(module.params["sysfs_root"], iface)
-    if members:
-        module.fail_json(
-            msg=f"roce_qos: {iface} is a bond (RoCE LAG); DCB is set on its members "
-            f"{', '.join(members)}, one at a time: give those",
-            members=members,
-            **result,
-        )
+    _refuse_bond(module, iface, result)
     backend = pick_backend(module)
     result["backend"] = backend.name
-    # dcb sets the cable length (`dcb pfc set ... delay`), not the buffer split.
-    left_to_nic = [
-        key
-        for aspect, key in BUFFER_ASPECTS.items()
-        if desired[aspect] is not None and aspect != "cable_len"
-    ]
-    if backend.name == "dcb" and left_to_nic and module.params["state"] == "present":
-        module.warn(
-            f"roce_qos: {iface}: the dcb backend sets no host buffer split; "
-            + ", ".join(f"rdma_roce_policy.{key}" for key in left_to_nic)
-            + " left to the NIC's own (mlnx_qos, from mlnx-tools, sets them)"
-        )
-
-    def run(argv):
-        return module.run_command(argv)
+    _warn_no_buffer_split(module, backend, iface, desired)
 
     entry, current, knobs, commands = read_one(module, backend, iface, policy, desired)
     result.update(entry)
@@ -481,7 +542,6 @@ def main():
             module.exit_json(**result)
 
     stale = [k for k in knobs if k["have"] != k["want"]]
-    device, port = (entry["device"] or {}).get("name"), (entry["device"] or {}).get("port")
     boot = boot_commands(backend, iface, current, desired) if dcb else []
     result.update(
         commands=commands,
@@ -496,54 +556,13 @@ def main():
     result["changed"] = bool(commands or stale)
     after = result["before"]
     if result["changed"] and not module.check_mode:
-        was_up = operstate(module.params["sysfs_root"], iface) == "up"
-        for argv in commands:
-            rc, out, err = module.run_command(argv)
-            if rc != 0:
-                module.fail_json(msg=f"roce_qos: {' '.join(argv)} failed: {err or out}", **result)
-        for knob in stale:
-            try:
-                write_knob(knob, run)
-            except OSError as exc:
-                module.fail_json(msg=f"roce_qos: cannot write {knob['path']}: {exc}", **result)
-        wait = module.params["link_wait"]
-        if (
-            commands
-            and was_up
-            and wait
-            and not wait_link_up(module.params["sysfs_root"], iface, wait)
-        ):
-            module.fail_json(
-                msg=f"roce_qos: {iface} was not up again {wait} s after the change "
-                "(link_wait, roce_host_qos_link_wait)",
-                **result,
-            )
-        left = []
-        if dcb:
-            current, reason = backend.read(run, iface)
-            if current is None:
-                module.fail_json(
-                    msg=f"roce_qos: {iface} unreadable after the change: {reason}", **result
-                )
-            left = plan(backend, iface, current, desired)[2]
-        knobs = all_knobs(module, run, iface, device, port, policy, dcb=dcb)
-        after = _view(current or {}, knobs, "have")
-        left += knob_drift(knobs)
-        if left:
-            module.fail_json(
-                msg=f"roce_qos: {iface} still differs after the change: {left}", **result
-            )
+        _apply(module, iface, commands, stale, result)
+        after = _read_back(module, backend, iface, policy, desired, entry, dcb, result)
     elif result["changed"]:
         after = _view(predict(current, desired) if dcb else {}, knobs, "want")
     result["after"] = after
     if module._diff:
-        header = f"{iface} ({backend.name if dcb else 'no DCB'})"
-        result["diff"] = {
-            "before_header": header,
-            "after_header": header,
-            "before": state_text(result["before"], sorted(desired["dscp2prio"])),
-            "after": state_text(after, sorted(desired["dscp2prio"])),
-        }
+        result["diff"] = _diff(iface, backend, dcb, result["before"], after, desired)
     module.exit_json(**result)
 
 
