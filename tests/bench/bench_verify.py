@@ -184,8 +184,9 @@ def bench_hostvars(count: int = 1024, rails: int = 8) -> None:
 
 
 def bench_controller(count: int = 32, rails: int = 8, big: int = 4096) -> None:
-    """The controller's work at 32 x 8 and 256 x 8 full, and 4,096 x 8 quick (issue 25's
-    scale figures): per step CPU seconds and the bytes of the report."""
+    """The controller's work at 32 x 8 and 256 x 8 full, and 4,096 x 8 quick (a rack, a
+    large fabric's full run, a very large one's quick run): per step CPU seconds and the
+    bytes of the report."""
     for hosts, mode in ((count, "full"), (256, "full"), (big, "quick")):
         bench_run(hosts, rails, mode)
 
