@@ -65,21 +65,28 @@ def run_host(params, tests, state_dir, out, name, delay=0.0):
     out[name] = (perftest_run.schedule(FakeModule(**params), tests, str(state_dir)), begun)
 
 
+def run_a_then_b(tmp_path, a, b, b_delay=5):
+    """Hosts "a" and "b" ((params, tests) each) at once, b started b_delay s later: their
+    results by name."""
+    out = {}
+    threads = [
+        threading.Thread(target=run_host, args=(*a, tmp_path / "a", out, "a")),
+        threading.Thread(target=run_host, args=(*b, tmp_path / "b", out, "b", b_delay)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return out
+
+
 def test_hosts_launched_apart_meet_in_round_0_on_one_start(standin, tmp_path):
     """hostB starts 5 s after hostA, beyond A's 3 s connect window counted from A's own
     start; from the common start_at (6 s ahead) both are inside the window."""
     a_tests = [side(standin, 0, "client", "mlx5_a", 19101, "127.0.0.62")]
     b_tests = [side(standin, 0, "server", "mlx5_b", 19101)]
     params = {"start_at": time.time() + 6, "round_seconds": 12}
-    out = {}
-    threads = [
-        threading.Thread(target=run_host, args=(params, a_tests, tmp_path / "a", out, "a")),
-        threading.Thread(target=run_host, args=(params, b_tests, tmp_path / "b", out, "b", 5)),
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    out = run_a_then_b(tmp_path, (params, a_tests), (params, b_tests))
     (client,), _ = out["a"]
     (server,), _ = out["b"]
     assert client.get("error") is None and client["result"]["ok"], client
@@ -98,15 +105,7 @@ def test_a_host_whose_clock_is_40_s_ahead_still_meets_its_peer(standin, tmp_path
     b_tests = [side(standin, 0, "server", "mlx5_b", 19131)]
     a_params = {"start_at": controller + 6, "round_seconds": 12, "controller_time": controller}
     b_params = {"start_at": now + 6, "round_seconds": 12, "controller_time": now}
-    out = {}
-    threads = [
-        threading.Thread(target=run_host, args=(a_params, a_tests, tmp_path / "a", out, "a")),
-        threading.Thread(target=run_host, args=(b_params, b_tests, tmp_path / "b", out, "b", 5)),
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    out = run_a_then_b(tmp_path, (a_params, a_tests), (b_params, b_tests))
     (client,), _ = out["a"]
     assert client.get("error") is None and client["result"]["ok"], client
     assert client["connect_attempts"] >= 4, client
@@ -117,18 +116,7 @@ def test_without_a_common_start_the_late_host_is_lost(standin, tmp_path):
     client gives up before B listens - what the grid fixes."""
     a_tests = [side(standin, 0, "client", "mlx5_a", 19111, "127.0.0.62")]
     b_tests = [side(standin, 0, "server", "mlx5_b", 19111)]
-    out = {}
-    threads = [
-        threading.Thread(target=run_host, args=({}, a_tests, tmp_path / "a", out, "a")),
-        threading.Thread(
-            target=run_host,
-            args=({"round_seconds": 8}, b_tests, tmp_path / "b", out, "b", 5),
-        ),
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    out = run_a_then_b(tmp_path, ({}, a_tests), ({"round_seconds": 8}, b_tests))
     (client,), _ = out["a"]
     assert client["error"] and "connect" in (client["error"] + client.get("output", "")).lower()
 

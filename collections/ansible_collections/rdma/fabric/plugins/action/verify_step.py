@@ -54,12 +54,27 @@ def _read(run_dir, name, default):
         return default
 
 
-def _write(run_dir, name, data):
-    os.makedirs(run_dir, exist_ok=True)
-    path = os.path.join(run_dir, f"{name}.json")
-    with open(path + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
+def _dump(path, data):
+    """data as JSON at path, whole or not at all (written aside, then renamed); gzip
+    for a .gz path, its header naming the file without .gz (gunzip -N), not the .tmp."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if path.endswith(".gz"):
+        name = os.path.basename(path)[: -len(".gz")]
+        with (
+            open(path + ".tmp", "wb") as raw,
+            gzip.GzipFile(filename=name, fileobj=raw, mode="wb", compresslevel=1) as gz,
+            io.TextIOWrapper(gz, encoding="utf-8") as handle,
+        ):
+            json.dump(data, handle)
+    else:
+        with open(path + ".tmp", "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
     os.replace(path + ".tmp", path)
+    return path
+
+
+def _write(run_dir, name, data):
+    return _dump(os.path.join(run_dir, f"{name}.json"), data)
 
 
 # Above this many tests results.json is written gzip-compressed, as results.json.gz
@@ -74,21 +89,7 @@ def results_file(tests):
 
 
 def write_results(run_dir, results):
-    name = results["results_file"]
-    os.makedirs(run_dir, exist_ok=True)
-    path = os.path.join(run_dir, name)
-    if name.endswith(".gz"):
-        # The gzip header names results.json (gunzip -N), not the temporary file.
-        with (
-            open(path + ".tmp", "wb") as raw,
-            gzip.GzipFile(filename="results.json", fileobj=raw, mode="wb", compresslevel=1) as gz,
-            io.TextIOWrapper(gz, encoding="utf-8") as handle,
-        ):
-            json.dump(results, handle)
-    else:
-        with open(path + ".tmp", "w", encoding="utf-8") as handle:
-            json.dump(results, handle)
-    os.replace(path + ".tmp", path)
+    return _dump(os.path.join(run_dir, results["results_file"]), results)
 
 
 def _use_async(mode, count):
@@ -100,7 +101,7 @@ def _use_async(mode, count):
         return mode == "true"
     if mode != "auto":
         raise ValueError(f"rdma_verify_async must be auto, true or false; got {mode!r}")
-    return count > int(context.CLIARGS.get("forks") or 5)
+    return count > _forks()
 
 
 def _forks():
@@ -206,9 +207,7 @@ class ActionModule(ActionBase):
         # Absolute: lookup('file') searches a relative path in the role and playbook
         # directories, not where the run directory is.
         folder = os.path.abspath(os.path.join(args["run_dir"], f"plan-{args['phase']}"))
-        _write(folder, host, sides)
-        path = os.path.join(folder, f"{host}.json")
-        return {"plan_file": path, "sides_count": len(sides)}
+        return {"plan_file": _write(folder, host, sides), "sides_count": len(sides)}
 
     def _fabric(self, args, task_vars, hosts):
         live = [h for h in hosts if _host_var(task_vars, h, HEALTH_VAR)]
