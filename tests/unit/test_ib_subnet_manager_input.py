@@ -332,7 +332,25 @@ def test_good_ports_pass_validation(run_play):
         {"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 15},
         {"port_guid": "0x0002c90000002003", "subnet": "plane1", "priority": 14},
     ]
-    proc, output = run_play({"ib_subnet_manager_ports": ports})
+    proc, output = run_play({}, {"sm-a": {"ib_subnet_manager_ports": ports}})
     assert proc.returncode == 0, output
     assert f"{ROLE} : Validate ib_subnet_manager_ports" in tasks_run(proc)
     assert (recap(proc, "sm-a")["failed"], recap(proc, "sm-a")["changed"]) == (0, 0)
+
+
+def test_one_priority_twice_on_a_subnet_across_hosts(run_play):
+    # Each listed port's subnet elects its master: sm-b's port on plane1 at sm-a's
+    # priority there would leave the election to the lowest GUID.
+    mine = [
+        {"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 15},
+        {"port_guid": "0x0002c90000002003", "subnet": "plane1", "priority": 14},
+    ]
+    theirs = [{"port_guid": "0x0002c90000003003", "subnet": "plane1", "priority": 14}]
+    proc, output = run_play(
+        {}, {"sm-a": {"ib_subnet_manager_ports": mine}, "sm-b": {"ib_subnet_manager_ports": theirs}}
+    )
+    task = "Refuse two SMs of one subnet with one priority (ib_subnet_manager_ports)"
+    errors = assert_failed_in_validation(proc, output, task)
+    assert (
+        "subnet plane1 priority 14 on sm-a 0x0002c90000002003 and sm-b 0x0002c90000003003" in errors
+    ), errors
