@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -31,6 +32,34 @@ def ansible_bin(name: str) -> str:
     if found is None:
         raise RuntimeError(f"{name} not found next to {sys.executable} or on PATH")
     return found
+
+
+PORT_BLOCKS, PORT_BLOCK_SIZE, PORT_BLOCK_FIRST = 40, 500, 20000
+
+
+@pytest.fixture(scope="session")
+def port_block():
+    """The first TCP port of a block of PORT_BLOCK_SIZE that only this pytest process uses
+    for perftest stand-ins (held by a lock file for the session). The stand-ins listen on
+    fixed loopback addresses: two test runs on one machine (a helper's worktree beside a
+    CI clone) on the role's default ports connected to each other's servers and failed."""
+    for number in range(PORT_BLOCKS):
+        handle = open(f"/tmp/rdma-fabric-test-ports.{number}.lock", "w")  # noqa: SIM115
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            continue
+        yield PORT_BLOCK_FIRST + number * PORT_BLOCK_SIZE
+        handle.close()
+        return
+    raise RuntimeError(f"all {PORT_BLOCKS} test port blocks are held by other test runs")
+
+
+@pytest.fixture
+def verify_ports(port_block):
+    """rdma_verify's port variables inside this run's block."""
+    return {"rdma_verify_base_port": port_block, "rdma_verify_port_span": PORT_BLOCK_SIZE}
 
 
 @pytest.fixture(scope="session")
