@@ -407,6 +407,22 @@ def test_a_port_that_is_down_is_named_without_retests():
     )
 
 
+def test_a_port_that_is_down_is_not_tested():
+    """Its tests cannot pass, and run, each partner waited for it until the round's
+    deadline on the grid (the lab's fault run: two servers killed minutes late)."""
+    names, health = fabric_of(3, rails=1)
+    health["lab3"]["rails"][0]["active"] = False
+    expect = vfabric.fabric(health)["rails"]
+    tests = vplan.plan("main", vplan.all_pairs(names), health, LAB, expect)
+    down = [t for t in tests if "lab3" in (t["server"], t["client"])]
+    assert down and not any(t["runnable"] for t in down), down
+    for test in down:
+        assert test["error"] == (
+            "lab3: mlx5_0 port is not ACTIVE/LinkUp, not run (see its port state check)"
+        )
+    assert all(t["runnable"] for t in tests if t not in down)
+
+
 def test_retest_rounds_start_at_zero():
     records = [
         {
