@@ -18,7 +18,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as 
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import pair_rounds
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
 
-FIXTURES = Path(__file__).parent / "fixtures" / "perftest"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "perftest"
 OPTIONS = {
     "kind": "bw",
     "binary": "ib_write_bw",
