@@ -546,20 +546,22 @@ def _host_address(rail, host, index, explicit, errors):
                 )
                 return None
     if prefix in (30, 31):
-        block = ipaddress.ip_network(f"{address}/{prefix}", strict=False)
-        if prefix == 31:
-            leaf = int(block.network_address)
-            if int(address) == leaf:
-                errors.append(
-                    f"{host}: rail {rail['name']} address {address} is the leaf's (even) end of "
-                    "its /31"
-                )
-                return None
-        else:
-            leaf = int(block.network_address) + 1
+        leaf = leaf_address(address, prefix)
+        if prefix == 31 and address == leaf:
+            errors.append(
+                f"{host}: rail {rail['name']} address {address} is the leaf's (even) end of its /31"
+            )
+            return None
         if gateway == "peer":
-            gateway = str(ipaddress.ip_address(leaf))
+            gateway = str(leaf)
     return str(address), prefix, gateway
+
+
+def leaf_address(address, prefix):
+    """The leaf's end of the /31 (its even address) or /30 (its first usable address)
+    that holds a host's ``address`` on an L3 rail; the host has the other end."""
+    block = ipaddress.ip_network(f"{address}/{prefix}", strict=False)
+    return block.network_address + (0 if prefix == 31 else 1)
 
 
 def host_rails(rails, host, host_vars):
