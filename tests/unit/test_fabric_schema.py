@@ -13,6 +13,7 @@ import pytest
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.rdma.fabric.plugins.module_utils import fabric_schema
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import normalize_rails
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     DEFAULTS,
     normalize_policy,
@@ -84,3 +85,25 @@ def test_every_role_that_reads_the_policy_declares_it(role):
             description = " ".join(description)
         # The keys are documented once, by the filter's doc (ansible-doc -t filter).
         assert "rdma.fabric.roce_policy" in re.sub(r"\s+", " ", description), (role, entry)
+
+
+def test_rail_schema_is_a_valid_argument_spec():
+    rail = {
+        "name": "rail0",
+        "netdev": "ens1",
+        "link_layer": "infiniband",
+        "ipoib_mode": "connected",
+        "pkeys": [{"partition": "tenant-a", "mtu": 4}],
+    }
+    result = ArgumentSpecValidator(fabric_schema.RAIL_OPTIONS).validate(rail)
+    assert not result.errors.errors, [str(e) for e in result.errors.errors]
+    assert result.validated_parameters["port"] == 1
+
+
+def test_rails_unknown_keys_named_from_the_schema():
+    filled, errors = normalize_rails(
+        [{"name": "rail0", "netdev": "ens1", "subnet": "10.100.0.0/16", "vlan": 5}]
+    )
+    assert filled is None or errors
+    assert any(e.startswith("rdma_rails[0]") and "unknown keys ['vlan']" in e for e in errors)
+    assert "leaf_group" in next(e for e in errors if "unknown keys" in e)

@@ -110,3 +110,36 @@ def unknown_keys(policy):
         else:
             paths.append(str(item))
     return sorted(paths)
+
+
+# One rail of ``rdma_rails`` (a list of these). Ranges, the one-selector rule, the
+# ethernet/infiniband-only keys, subnets and the per-host addresses are rails.py's
+# (normalize_rails), whose messages name rdma_rails[i].key. Defaults given only where
+# normalize_rails applies a constant one (mtu follows the policy or the IPoIB mode;
+# table follows the rail's position).
+RAIL_OPTIONS = {
+    "name": {"type": "str", "required": True},
+    "device": {"type": "str"},
+    "netdev": {"type": "str"},
+    "pci": {"type": "str"},
+    "port": {"type": "int", "default": 1},
+    "link_layer": {"type": "str", "default": "ethernet", "choices": ["ethernet", "infiniband"]},
+    "subnet": {"type": "str"},
+    "subnet6": {"type": "str"},
+    "mtu": {"type": "int"},
+    "prefix_length": {"type": "int"},
+    "gateway": {"type": "str"},
+    "ipoib_mode": {"type": "str", "choices": ["datagram", "connected"]},
+    "pkeys": {
+        "type": "list",
+        "elements": "dict",
+        "options": {
+            "partition": {"type": "str", "required": True},
+            "subnet": {"type": "str"},
+            "mtu": {"type": "int"},
+        },
+    },
+    "table": {"type": "int"},
+    "leaf": {"type": "str"},
+    "leaf_group": {"type": "str"},
+}
