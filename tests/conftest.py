@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
-COLLECTIONS = Path(__file__).resolve().parent.parent / "collections"
-SUPPORT = Path(__file__).resolve().parent / "support"
+TESTS = Path(__file__).resolve().parent
+REPO_ROOT = TESTS.parent
+COLLECTIONS = REPO_ROOT / "collections"
+SUPPORT = TESTS / "support"
 # Some integration tests reuse a unit test module's builders (test_verify_tests.fabric_of):
 # tests/unit importable when only tests/integration runs.
-UNIT = Path(__file__).resolve().parent / "unit"
+UNIT = TESTS / "unit"
 
 # ansible_collections is a namespace package (the `ansible` distribution ships one
 # in site-packages too); appending our directory merges rdma.fabric into it.
@@ -31,7 +33,6 @@ from ansible.module_utils import basic  # noqa: E402
 from ansible.module_utils.testing import patch_module_args  # noqa: E402
 from playbook_run import run_playbook as _run_playbook  # noqa: E402
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 ANSIBLE_CFG = REPO_ROOT / "ansible.cfg"
 # The roles and playbooks ship in the rdma.fabric collection.
 COLLECTION_DIR = REPO_ROOT / "collections/ansible_collections/rdma/fabric"
