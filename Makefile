@@ -1,4 +1,4 @@
-# rdma-fabric: `make test` runs everything CI runs; `make test-fast` is lint + unit.
+# rdma-fabric: `make test` runs everything CI runs; `make test-fast` is lint + the pure unit tests.
 SHELL := /bin/sh
 PYTHON ?= python3
 VENV := .venv
@@ -15,12 +15,13 @@ ifneq ($(RDMA_LAB_MITOGEN),0)
 LAB_ANSIBLE_ENV = ANSIBLE_TIMEOUT=60 ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
 endif
 
-.PHONY: help deps venv docker images lab-image lint sanity changelog unit molecule ee e2e bench fleet lab-up lab-down demo test test-fast clean
+.PHONY: help deps venv docker images lab-image lint sanity changelog unit integration molecule ee e2e bench fleet lab-up lab-down demo test test-fast clean
 
 help:
 	@echo "make demo        bring up the Soft-RoCE lab (3 VMs) and run site.yml against it"
 	@echo "make test        everything CI runs: lint, unit, every role's Molecule scenarios, the EE, the lab e2e"
-	@echo "make test-fast   lint + unit tests (seconds; no docker)"
+	@echo "make test-fast   lint + the pure unit tests (tests/unit: in-process, no docker)"
+	@echo "make integration tests that run the Ansible CLIs, tools and stand-ins (tests/integration)"
 	@echo "make molecule    Molecule scenarios only (ROLES='rdma_stack' to pick)"
 	@echo "make ee          build the execution environment image (AWX, ansible-navigator) and run playbooks in it"
 	@echo "make sanity      ansible-test sanity on the rdma.fabric collection (part of make lint)"
@@ -71,8 +72,16 @@ changelog: venv
 
 # On every core (pytest-xdist, each test file on one worker: a file's module-scoped
 # fixtures run once). A venv made before pytest-xdist was pinned runs them serially.
+XDIST = $(if $(shell $(VENV)/bin/python -c 'import xdist' 2>/dev/null && echo y),-n auto --dist loadfile)
+
+# tests/unit: pure, in-process tests (parsers, planners, judges, filters, modules with
+# their tools' outputs); tests/integration: tests that run the Ansible CLIs, the real
+# tools (OpenSM on ibsim, a browser) or the stand-ins as processes. Both run in make test.
 unit: venv
-	tests/harness/run-pytest.sh tests/unit $(if $(shell $(VENV)/bin/python -c 'import xdist' 2>/dev/null && echo y),-n auto --dist loadfile)
+	tests/harness/run-pytest.sh tests/unit $(XDIST)
+
+integration: venv
+	tests/harness/run-pytest.sh tests/integration $(XDIST)
 
 molecule: venv images
 	tests/harness/run-molecule.sh $(ROLES)
@@ -126,7 +135,8 @@ fleet: venv images
 test-fast: lint unit
 
 # The cold builds (Molecule base images, the lab VM image: debootstrap, network and disk
-# bound) run in the background while lint and unit (CPU) run; molecule, ee and e2e wait.
+# bound) run in the background while lint, unit and integration (CPU) run; molecule, ee
+# and e2e wait.
 # The sub-makes take the venv as it is (-o): this make has just made it (or was told
 # not to, with -o, which make does not pass down).
 # Each phase is timed (tests/harness/phase.sh; Molecule per scenario, the background builds
@@ -141,7 +151,7 @@ test:
 	  && tests/harness/with-background.sh \
 	    images '$(MAKE) --no-print-directory images' \
 	    lab-image '$(MAKE) --no-print-directory lab-image' \
-	    -- sh -c "$(PHASE) lint $(SUBMAKE) lint && $(PHASE) unit $(SUBMAKE) unit" \
+	    -- sh -c "$(PHASE) lint $(SUBMAKE) lint && $(PHASE) unit $(SUBMAKE) unit && $(PHASE) integration $(SUBMAKE) integration" \
 	  && $(PHASE) molecule $(SUBMAKE) molecule \
 	  && $(PHASE) ee $(SUBMAKE) ee \
 	  && $(PHASE) e2e $(SUBMAKE) e2e; } || rc=$$?; \

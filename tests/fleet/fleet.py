@@ -8,7 +8,7 @@ site.yml at rack scale. A test world, not a rack: no RDMA, no switch ASIC.
     fleet.py down          remove every container, network and process the harness made
     fleet.py all N         up, run (and faults with --faults), down; prints the figures
 
-What a host is (each fact from the recorded shapes of tests/unit/sysfs_tree.py and
+What a host is (each fact from the recorded shapes of tests/support/sysfs_tree.py and
 tests/harness/recorded_roce_host.py):
   - a systemd container of rdma-fabric/fleet:bookworm (tests/fleet/build-fleet-image.sh:
     the project's Debian image + the packages site.yml installs, fetched once), with the
@@ -44,7 +44,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path[:0] = [str(REPO / "tests/unit"), str(REPO / "tests/harness")]
+sys.path[:0] = [str(REPO / "tests/support"), str(REPO / "tests/harness")]
 
 import recorded_roce_host  # noqa: E402
 import sysfs_tree as st  # noqa: E402
@@ -268,7 +268,7 @@ def start_leaves(state: Path, count: int) -> dict:
     pids = []
     base = 28765
     seed = json.loads(
-        (REPO / "tests/unit/fixtures/switch_qos/configdb_buffers_dynamic.json").read_text()
+        (REPO / "tests/fixtures/switch_qos/configdb_buffers_dynamic.json").read_text()
     )
     for number, (leaf, os_name) in enumerate(LEAVES):
         # One port per host (Ethernet0, 4, 8 ... on SONiC; swp1.. on Cumulus, Ethernet1/1..

@@ -6,10 +6,10 @@ set -eu
 # docker + debootstrap: Molecule images; qemu + vde2 + e2fsprogs + ssh: the Soft-RoCE lab;
 # mstflint: the controller reads firmware images (rdma_nic, firmware_images_info tests).
 # opensm + ibsim-utils + infiniband-diags: the real OpenSM on ibsim's simulated fabric
-# (tests/unit/test_opensm_ibsim.py). Debian's opensm postinst enables opensm.service
+# (tests/integration/test_opensm_ibsim.py). Debian's opensm postinst enables opensm.service
 # (PORTS=ALL); a machine without InfiniBand ports runs no SM from it.
 # chromium-headless-shell: rdma_verify's report.html opened in a real browser
-# (tests/unit/test_verify_html.py: a 64-host report fits 1,600 px).
+# (tests/integration/test_verify_html.py: a 64-host report fits 1,600 px).
 packages="docker.io debootstrap python3-venv python3-pip git make \
     qemu-system-x86 qemu-utils vde2 e2fsprogs openssh-client mstflint \
     opensm ibsim-utils infiniband-diags chromium-headless-shell"

@@ -2,12 +2,12 @@
 """Write the recorded RDMA side of a RoCE host into a directory: its sysfs tree (two
 ConnectX-6 Dx ports, mlx5_0 and mlx5_1, RoCE v2 GIDs on 192.168.{10,11}.N, netdev MTU
 9000, zero PMA error counters), its boot id, and what rdma-core's ibv_devinfo prints for
-those ports (the tab layout of tests/unit/fixtures/ibv_devinfo/roce_cx7_tabs.txt).
+those ports (the tab layout of tests/fixtures/ibv_devinfo/roce_cx7_tabs.txt).
 
 Used by rdma_verify's Molecule scenario: a container has no RDMA device, so the role's
 health checks read this tree (rdma_verify_sysfs_root) and the ibv_devinfo STAND-IN
 (tests/standins/ibv_devinfo) prints the output written here. The tree comes from
-sysfs_tree.py (tests/unit), which must sit beside this file or on PYTHONPATH.
+sysfs_tree.py (tests/support), which must sit beside this file or on PYTHONPATH.
 
     recorded_roce_host.py ROOT NUMBER [--symbol-errors N]
 

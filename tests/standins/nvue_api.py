@@ -83,7 +83,8 @@ DEFAULTS = {
 # The NVUE object paths rdma-fabric writes ("*": any id; LEAF: a scalar; SET: a set
 # member, {}), from the NVUE command reference (nv set qos roce / mapping /
 # egress-queue-mapping / egress-scheduler / congestion-control / pfc / traffic-pool /
-# pfc-watchdog, nv set interface <id> link mtu, nv set interface <id> qos pfc-watchdog).
+# pfc-watchdog, nv set interface <id> link mtu, nv set interface <id> qos pfc-watchdog,
+# nv set interface <id> ip address <prefix>).
 LEAF, SET = "leaf", "set"
 CHOICES = {
     ("qos", "roce", "enable"): ("on", "off"),
@@ -124,6 +125,10 @@ SCHEMA = {
             "type": LEAF,
             "link": {"mtu": LEAF, "state": LEAF},
             "qos": {"pfc-watchdog": {"state": LEAF}},
+            # `nv set interface <interface-id> ip address <ip-prefix-id>` (NVUE command
+            # reference, Cumulus Linux 5.x; "Interface IP Addresses" in the user guide):
+            # the addresses are a set of prefixes, each member {}.
+            "ip": {"address": {"*": SET}},
         }
     },
 }

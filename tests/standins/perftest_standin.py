@@ -7,7 +7,7 @@ one client, then exits; with a trailing address it is a client that connects at 
 and fails with perftest's own lines ("Couldn't connect to ADDR:PORT", "Unable to open
 file descriptor for socket connection") when nothing listens; `--version` prints
 "Version: 6.06" and exits 1; both sides print the settings block and the
---report_gbits result table of the real captures in tests/unit/fixtures/perftest.
+--report_gbits result table of the real captures in tests/fixtures/perftest.
 
 No RDMA traffic: the bandwidth it prints is made up. Which host it runs as comes from
 its -d device, looked up in the JSON map named by RDMA_PERFTEST_STANDIN (device ->

@@ -20,7 +20,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.flint import (
     parse_version,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "flint"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "flint"
 
 
 def load(name: str) -> str:

@@ -1,6 +1,6 @@
 """module_utils parsers of infiniband-diags output: ibstat, sminfo, saquery (and ib_guid).
 
-Fixtures: tests/unit/fixtures/ibsim_*.txt are our own captures from ibsim (see the
+Fixtures: tests/fixtures/ibsim_*.txt are our own captures from ibsim (see the
 README there). The hardware-shaped texts below are written for these tests after public
 captures: ibstat of an H100 node with eight ConnectX-7 NDR ports and ConnectX-6 Dx
 Ethernet ports, some down (gpud's test data); sminfo as modern infiniband-diags prints
@@ -21,7 +21,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.ibstat import parse_ib
 from ansible_collections.rdma.fabric.plugins.module_utils.saquery import parse_saquery, pkeys
 from ansible_collections.rdma.fabric.plugins.module_utils.sminfo import parse_sminfo
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def fixture(name: str) -> str:

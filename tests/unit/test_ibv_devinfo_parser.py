@@ -21,7 +21,7 @@ import fixture_text
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.ibv_devinfo import parse_ibv_devinfo
 
-FIXTURES = Path(__file__).parent / "fixtures" / "ibv_devinfo"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ibv_devinfo"
 VERBOSE = "roce_cx7_verbose_gid_table.txt"
 MIXED = "mixed_ib_eth_port_down.txt"
 

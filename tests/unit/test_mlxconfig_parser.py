@@ -21,7 +21,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.mlxconfig import (
     values_match,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "mlxconfig"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "mlxconfig"
 
 
 def load(name: str) -> str:

@@ -17,7 +17,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.nvidia_topo import (
 )
 from fixture_text import load
 
-FIXTURES = Path(__file__).parent / "fixtures" / "nvidia_smi"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "nvidia_smi"
 DGX_COMPUTE = {
     "mlx5_0": 0,
     "mlx5_3": 1,

@@ -18,7 +18,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.perftest import (
     parse_version,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "perftest"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "perftest"
 MIB_GBPS = 8 * 2**20 / 1e9
 BW_KEYS = {"bytes", "iterations", "bw_peak_gbps", "bw_average_gbps", "msg_rate_mpps"}
 LAT_KEYS = {"bytes", "iterations", "t_min_us", "t_max_us", "t_typical_us", "t_avg_us"}

@@ -26,7 +26,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     sonic_tables,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "switch_qos"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "switch_qos"
 PORTS = ["Ethernet0", "Ethernet4"]
 LOOKUP = parse_pg_lookup((FIXTURES / "pg_profile_lookup.ini").read_text())
 

@@ -32,7 +32,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
     switch_ports,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "switch_qos"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "switch_qos"
 DEFAULT, _ = normalize_policy({})
 
 

@@ -212,7 +212,9 @@ def test_perftest_pinned_to_the_hca_cpus_and_roce_in_the_policy_class():
 
 
 def test_ethtool_pause_and_pfc_counters():
-    text = load(Path(__file__).parent / "fixtures" / "ethtool", "ethtool_S_mlx5_roce.txt")
+    text = load(
+        Path(__file__).resolve().parents[1] / "fixtures" / "ethtool", "ethtool_S_mlx5_roce.txt"
+    )
     stats = parse_ethtool_stats(text)
     assert stats == {
         "rx_discards_phy": 12,
@@ -284,7 +286,10 @@ def test_numa_node_minus_one_from_sysfs_pins_with_taskset(tmp_path):
 
 # Counters judge.
 def test_ethtool_filter_keeps_discards_ecn_marks_and_phy_errors():
-    text = load(Path(__file__).parent / "fixtures" / "ethtool", "ethtool_S_mlx5_roce_errors.txt")
+    text = load(
+        Path(__file__).resolve().parents[1] / "fixtures" / "ethtool",
+        "ethtool_S_mlx5_roce_errors.txt",
+    )
     stats = parse_ethtool_stats(text)
     assert stats == {
         "rx_out_of_buffer": 3,

@@ -18,7 +18,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as 
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import pair_rounds
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
 
-FIXTURES = Path(__file__).parent / "fixtures" / "perftest"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "perftest"
 OPTIONS = {
     "kind": "bw",
     "binary": "ib_write_bw",
@@ -405,6 +405,22 @@ def test_a_port_that_is_down_is_named_without_retests():
         "lab3 rail mlx5_0 (mlx5_0): bad, not retested: its port is not ACTIVE/LinkUp "
         "(see its port state check)"
     )
+
+
+def test_a_port_that_is_down_is_not_tested():
+    """Its tests cannot pass, and run, each partner waited for it until the round's
+    deadline on the grid (the lab's fault run: two servers killed minutes late)."""
+    names, health = fabric_of(3, rails=1)
+    health["lab3"]["rails"][0]["active"] = False
+    expect = vfabric.fabric(health)["rails"]
+    tests = vplan.plan("main", vplan.all_pairs(names), health, LAB, expect)
+    down = [t for t in tests if "lab3" in (t["server"], t["client"])]
+    assert down and not any(t["runnable"] for t in down), down
+    for test in down:
+        assert test["error"] == (
+            "lab3: mlx5_0 port is not ACTIVE/LinkUp, not run (see its port state check)"
+        )
+    assert all(t["runnable"] for t in tests if t not in down)
 
 
 def test_retest_rounds_start_at_zero():

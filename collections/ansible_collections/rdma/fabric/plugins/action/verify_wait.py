@@ -59,25 +59,32 @@ class ActionModule(ActionBase):
         async_dir = self._remote_expand_user(
             self.get_shell_option("async_dir", default="~/.ansible_async")
         )
+        result.update(self._wait(args, async_dir, task_vars))
+        return result
+
+    def _wait(self, args, async_dir, task_vars):
+        """Poll the async job until it ends; on the reporting host, show each round the
+        progress file records, including the rounds that ended between the last read and
+        the job's end (a short schedule may end before the first read sees a round)."""
         host = task_vars.get("inventory_hostname", "")
         report = args["report"] and args["progress_file"]
         shown, read_at = 0, 0.0
         deadline = time.monotonic() + args["timeout"]
         while True:
             status = self._status(args["jid"], async_dir, task_vars)
-            if status["finished"] or status.get("failed"):
-                result.update(status)
-                return result
+            ended = status["finished"] or status.get("failed")
             now = time.monotonic()
-            if now > deadline:
-                raise AnsibleActionFail(
-                    f"verify_wait: the {args['phase']} schedule did not finish within "
-                    f"{args['timeout']} s (async job {args['jid']})"
-                )
-            if report and now - read_at >= args["interval"]:
+            if report and (ended or now - read_at >= args["interval"]):
                 read_at = now
                 state = self._progress(args["progress_file"])
                 if state and int(state.get("rounds_done") or 0) > shown:
                     shown = int(state["rounds_done"])
                     display.display(progress_line(args["phase"], host, state, args["rounds_total"]))
+            if ended:
+                return status
+            if now > deadline:
+                raise AnsibleActionFail(
+                    f"verify_wait: the {args['phase']} schedule did not finish within "
+                    f"{args['timeout']} s (async job {args['jid']})"
+                )
             time.sleep(max(1, args["delay"]))

@@ -56,27 +56,13 @@ from __future__ import annotations
 import ipaddress
 import re
 
-RAIL_KEYS = (
-    "name",
-    "device",
-    "netdev",
-    "pci",
-    "port",
-    "link_layer",
-    "subnet",
-    "subnet6",
-    "mtu",
-    "prefix_length",
-    "gateway",
-    "ipoib_mode",
-    "pkeys",
-    "table",
-    "leaf",
-    "leaf_group",
-)
+from ansible_collections.rdma.fabric.plugins.module_utils import fabric_schema
+
+# The keys and choices are fabric_schema.RAIL_OPTIONS' (one schema for every reader).
+RAIL_KEYS = tuple(fabric_schema.RAIL_OPTIONS)
 SELECTORS = ("device", "netdev", "pci")
-LINK_LAYERS = ("ethernet", "infiniband")
-IPOIB_MODES = ("datagram", "connected")
+LINK_LAYERS = tuple(fabric_schema.RAIL_OPTIONS["link_layer"]["choices"])
+IPOIB_MODES = tuple(fabric_schema.RAIL_OPTIONS["ipoib_mode"]["choices"])
 # Netdev MTU limits. Ethernet: 1280 (IPv6's minimum) to 9216, the largest MTU the
 # supported switch OSes carry (Cumulus, SONiC, EOS). IPoIB: datagram mode carries at
 # most the IB MTU minus the 4-byte IPoIB header (4092 on a 4096 fabric); connected
@@ -230,10 +216,11 @@ def _pkeys(value, where, errors):
         if item.get("subnet") not in (None, ""):
             net = _network(item["subnet"], 4, f"{item_where}.subnet", errors)
             entry["subnet"] = str(net) if net else None
-        unknown = sorted(set(item) - {"partition", "subnet", "mtu"})
+        pkey_keys = fabric_schema.RAIL_OPTIONS["pkeys"]["options"]
+        unknown = sorted(set(item) - set(pkey_keys))
         if unknown:
             errors.append(
-                f"{item_where} has unknown keys {unknown} (known: partition, subnet, mtu)"
+                f"{item_where} has unknown keys {unknown} (known: {', '.join(pkey_keys)})"
             )
         out.append(entry)
     return out
@@ -546,20 +533,22 @@ def _host_address(rail, host, index, explicit, errors):
                 )
                 return None
     if prefix in (30, 31):
-        block = ipaddress.ip_network(f"{address}/{prefix}", strict=False)
-        if prefix == 31:
-            leaf = int(block.network_address)
-            if int(address) == leaf:
-                errors.append(
-                    f"{host}: rail {rail['name']} address {address} is the leaf's (even) end of "
-                    "its /31"
-                )
-                return None
-        else:
-            leaf = int(block.network_address) + 1
+        leaf = leaf_address(address, prefix)
+        if prefix == 31 and address == leaf:
+            errors.append(
+                f"{host}: rail {rail['name']} address {address} is the leaf's (even) end of its /31"
+            )
+            return None
         if gateway == "peer":
-            gateway = str(ipaddress.ip_address(leaf))
+            gateway = str(leaf)
     return str(address), prefix, gateway
+
+
+def leaf_address(address, prefix):
+    """The leaf's end of the /31 (its even address) or /30 (its first usable address)
+    that holds a host's ``address`` on an L3 rail; the host has the other end."""
+    block = ipaddress.ip_network(f"{address}/{prefix}", strict=False)
+    return block.network_address + (0 if prefix == 31 else 1)
 
 
 def host_rails(rails, host, host_vars):

@@ -18,61 +18,39 @@ from __future__ import annotations
 
 import copy
 
+from ansible_collections.rdma.fabric.plugins.module_utils import fabric_schema
+
 PRIORITIES = range(8)
 TRAFFIC_CLASSES = range(8)
 
-DEFAULTS = {
-    "roce_priority": 3,
-    "roce_dscp": 26,
-    "cnp_priority": 6,
-    "cnp_dscp": 48,
-    "trust": "dscp",
-    # None derives the value from the RoCE priority (see DERIVED_FROM_ROCE): PFC, ECN and
-    # the RoCE class's ETS share follow roce_priority, so changing it changes them all.
-    "pfc_priorities": None,
-    # Percent per ETS traffic class; every other traffic class is strict priority.
-    # None: 50 for class 0 and 50 for the RoCE priority's class.
-    "ets_bandwidth": None,
-    # Priority -> traffic class; None derives it: RoCE and CNP priorities keep their
-    # own class (same number), every other priority shares class 0.
-    "prio_tc": None,
-    "ecn_priorities": None,
-    "ecn_min_threshold_kb": 150,
-    "ecn_max_threshold_kb": 1500,
-    "ecn_mark_probability": 100,
-    "pfc_watchdog": {
-        "enabled": True,
-        "detection_time_ms": 200,
-        "restoration_time_ms": 200,
-        "action": "drop",
-    },
-    "mtu": 9000,
-    # The fabric's cable length in meters for PFC headroom, one value for both ends: the
-    # switches' (roce_switch_qos_cable_length's default) and the hosts' (unless
-    # host_cable_length_m sets the hosts apart). 100 m is NVIDIA's RoCE default (the
-    # switches' role default); the NIC's own (mlx5: 7 m) would disagree with the switch.
-    "cable_length_m": 100,
-    # Host NIC receive buffers (mlnx_qos --cable_len/--prio2buffer/--buffer_size; the dcb
-    # backend sets the cable length as `dcb pfc set delay`). None follows cable_length_m;
-    # the buffer split (prio2buffer, buffer_size) None leaves the NIC's own.
-    "host_cable_length_m": None,
-    "host_prio2buffer": None,
-    "host_buffer_size": None,
-    # DCBX in the NIC firmware (ConnectX LLDP_NB_DCBX_P1/P2, set by rdma_nic, next boot).
-    # None leaves the card's setting. False: the firmware never negotiates DCB with the
-    # switch, so the host's settings hold from power-on (roce_host_qos sets DCBX host
-    # mode at run time and boot either way). True: the firmware runs DCBX, for NICs whose
-    # DCB a DCBX switch is meant to drive.
-    "nic_firmware_dcbx": None,
-    # Host PFC storm prevention (ethtool pfc-prevention-tout) in ms: None derives it
-    # from pfc_watchdog.detection_time_ms (0, off, when the watchdog is off); a number
-    # sets the host apart from the switches' watchdog (80-8000, or 0 for off).
-    "host_pfc_storm_timeout_ms": None,
-    # WRED drop beside ECN marking in the ECN classes: false marks ECN-capable packets
-    # and tail-drops only when the queue is full (Cumulus' and EOS' RoCE defaults); true
-    # also drops non-ECN-capable packets early, the same on every switch OS.
-    "wred_drop": False,
-}
+# The keys, types and defaults are fabric_schema.ROCE_POLICY_OPTIONS (one schema for
+# every reader); what a None default derives and why each default holds:
+# - pfc_priorities, ecn_priorities None: the RoCE priority (PFC, ECN and the RoCE class's
+#   ETS share follow roce_priority, so changing it changes them all).
+# - ets_bandwidth: percent per ETS traffic class, every other class strict priority;
+#   None: 50 for class 0 and 50 for the RoCE priority's class.
+# - prio_tc: priority -> traffic class; None: RoCE and CNP priorities keep their own
+#   class (same number), every other priority shares class 0.
+# - cable_length_m: the fabric's cable length in meters for PFC headroom, one value for
+#   both ends: the switches' (roce_switch_qos_cable_length's default) and the hosts'
+#   (unless host_cable_length_m sets the hosts apart). 100 m is NVIDIA's RoCE default
+#   (the switches' role default); the NIC's own (mlx5: 7 m) would disagree with the switch.
+# - host_cable_length_m, host_prio2buffer, host_buffer_size: host NIC receive buffers
+#   (mlnx_qos --cable_len/--prio2buffer/--buffer_size; the dcb backend sets the cable
+#   length as `dcb pfc set delay`). None follows cable_length_m; the buffer split None
+#   leaves the NIC's own.
+# - nic_firmware_dcbx: DCBX in the NIC firmware (ConnectX LLDP_NB_DCBX_P1/P2, set by
+#   rdma_nic, next boot). None leaves the card's setting. False: the firmware never
+#   negotiates DCB with the switch, so the host's settings hold from power-on
+#   (roce_host_qos sets DCBX host mode at run time and boot either way). True: the
+#   firmware runs DCBX, for NICs whose DCB a DCBX switch is meant to drive.
+# - host_pfc_storm_timeout_ms: host PFC storm prevention (ethtool pfc-prevention-tout)
+#   in ms: None derives it from pfc_watchdog.detection_time_ms (0, off, when the watchdog
+#   is off); a number sets the host apart from the switches' watchdog (80-8000, or 0).
+# - wred_drop: WRED drop beside ECN marking in the ECN classes: false marks ECN-capable
+#   packets and tail-drops only when the queue is full (Cumulus' and EOS' RoCE defaults);
+#   true also drops non-ECN-capable packets early, the same on every switch OS.
+DEFAULTS = fabric_schema.defaults(fabric_schema.ROCE_POLICY_OPTIONS)
 
 DERIVED = ("roce_tos", "tc_tsa", "tc_bw", "dscp_priority")
 # mlx5: the cable lengths it takes (en_dcbnl.c mlx5e_dcbnl_ieee_setpfc uses pfc->delay
@@ -181,8 +159,9 @@ def normalize_policy(policy):
     if not isinstance(policy, dict):
         return None, [f"rdma_roce_policy must be a dictionary; got {policy!r}"]
     check = _Checker()
-    unknown = sorted(set(policy) - set(DEFAULTS) - set(DERIVED))
-    for key in unknown:
+    for key in fabric_schema.unknown_keys(policy):
+        if "." in key:
+            continue  # pfc_watchdog's own: reported with the watchdog below
         check.fail(_name(key), f"is not a policy key (known: {', '.join(DEFAULTS)})", key)
 
     merged = copy.deepcopy(DEFAULTS)

@@ -563,7 +563,9 @@ def json_patch(current, desired, cable_key=None):
                         {"op": "replace", "path": _pointer(table, key, field), "value": want}
                     )
                     remaining[field] = want
-            if not remaining:
+            # A row desired as {} (an INTERFACE "Ethernet0|10.0.0.0/31" key) is present
+            # without fields; only a row emptied by its removals goes.
+            if not remaining and fields:
                 removed_keys.append(key)
             elif field_ops and table in SONIC_CREATE_ONLY:
                 table_ops.append({"op": "remove", "path": _pointer(table, key)})
@@ -628,12 +630,14 @@ def eos_dscp_lines(policy):
     return lines
 
 
-def eos_config(policy, ports, tx_queue="tx-queue", switchports=()):
+def eos_config(policy, ports, tx_queue="tx-queue", switchports=(), l3_ports=None):
     """EOS CLI lines (3-space nesting, as EOS prints its running-config): global DSCP to
     traffic-class maps, a qos profile with trust, PFC no-drop, the PFC watchdog, per-queue
     ETS and ECN, and the profile on each RoCE port (service-profile). ``switchports`` (L2
     ports) get no ``mtu``: EOS applies it to routed ports only (aristanetworks/avd
-    eos_cli_config_gen renders ``mtu`` for routed and ``l2 mtu`` for switched ports)."""
+    eos_cli_config_gen renders ``mtu`` for routed and ``l2 mtu`` for switched ports).
+    ``l3_ports`` ({port: {address, mtu}}): routed, with the address and the rail's MTU."""
+    l3_ports = l3_ports or {}
     prio_tc = policy["prio_tc"]
     cnp_tc = prio_tc[policy["cnp_priority"]]
     lines = [
@@ -682,18 +686,89 @@ def eos_config(policy, ports, tx_queue="tx-queue", switchports=()):
                 )
     for port in ports:
         lines += ["!", f"interface {port}"]
-        if port not in switchports:
+        if port in l3_ports:
+            lines += eos_l3_lines(l3_ports[port])
+        elif port not in switchports:
             lines.append(f"   mtu {policy['mtu']}")
         lines.append(f"   service-profile {EOS_PROFILE}")
+    for port in l3_ports:
+        if port not in ports:
+            lines += ["!", f"interface {port}", *eos_l3_lines(l3_ports[port])]
     return "\n".join(lines) + "\n"
+
+
+# --- the leaf side of L3 rails (leaf_ports.leaf_plan) -----------------------------------
+# Each port: {address: "10.0.0.0/31", mtu}. The address is the only one the role writes
+# on the port; the MTU is the rail's (the hosts' netdev MTU), which wins over the policy's
+# on that port.
+
+
+def nvue_l3(tree, l3_ports):
+    """NVUE: `nv set interface <port> ip address <prefix>` and `link mtu` (NVUE command
+    reference: interface <id> ip address is a set of prefixes, members take {})."""
+    interfaces = tree.setdefault("interface", {})
+    for port, want in l3_ports.items():
+        node = interfaces.setdefault(port, {})
+        node.setdefault("link", {})["mtu"] = want["mtu"]
+        node["ip"] = {"address": {want["address"]: {}}}
+    return tree
+
+
+def sonic_l3(tables, l3_ports):
+    """SONiC CONFIG_DB: the INTERFACE table's port row and its "PORT|PREFIX" row
+    (sonic-buildimage src/sonic-yang-models sonic-interface.yang; what `config interface
+    ip add` writes) and the PORT table's mtu (strings, as CONFIG_DB holds them)."""
+    interface = tables.setdefault("INTERFACE", {})
+    port_table = tables.setdefault("PORT", {})
+    for port, want in l3_ports.items():
+        interface[port] = {}
+        interface[f"{port}|{want['address']}"] = {}
+        port_table.setdefault(port, {})["mtu"] = _s(want["mtu"])
+    return tables
+
+
+def eos_l3_lines(want):
+    """EOS: the leaf end of an L3 rail is a routed port (`no switchport`) with its address,
+    in the 3-space nesting EOS prints its running-config with."""
+    return ["   no switchport", f"   ip address {want['address']}", f"   mtu {want['mtu']}"]
+
+
+def l3_problems(switch_os, l3_ports, options):
+    """What the switch cannot take: an EOS port listed as a switchport gets no address."""
+    if switch_os != "eos":
+        return []
+    switchports = set(options.get("eos_switchports") or ())
+    return [
+        f"roce_switch_qos_eos_switchports lists {port}, which is the leaf end of "
+        f"{want.get('host', 'a host')}'s /31 on rail {want.get('rail', '?')} (an L3 port "
+        "is routed: no switchport)"
+        for port, want in l3_ports.items()
+        if port in switchports
+    ]
 
 
 # --- one entry point for the role -------------------------------------------------------
 
 
 def render(policy, switch_os, ports, cable_length, options=None):
-    """The configuration for ``switch_os`` (dict for cumulus/sonic, text for eos)."""
+    """The configuration for ``switch_os`` (dict for cumulus/sonic, text for eos), with
+    the leaf ports of L3 rails (options ``l3_ports``, leaf_ports.switch_ports) routed."""
     options = options or {}
+    l3_ports = options.get("l3_ports") or {}
+    problems = l3_problems(switch_os, l3_ports, options)
+    if problems:
+        raise ValueError("; ".join(problems))
+    config = _render(policy, switch_os, ports, cable_length, options)
+    if not l3_ports:
+        return config
+    if switch_os == "cumulus":
+        return nvue_l3(config, l3_ports)
+    if switch_os == "sonic":
+        return sonic_l3(config, l3_ports)
+    return config  # eos_config wrote them in the port's own block
+
+
+def _render(policy, switch_os, ports, cable_length, options):
     lengths = cable_lengths(ports, cable_length, options.get("cable_lengths"))
     if switch_os == "cumulus":
         percent = options.get("lossless_pool_percent")
@@ -713,6 +788,7 @@ def render(policy, switch_os, ports, cable_length, options=None):
             ports,
             options.get("eos_tx_queue") or "tx-queue",
             options.get("eos_switchports") or (),
+            options.get("l3_ports") or {},
         )
     raise ValueError(f"rdma_switch_os must be one of cumulus, sonic, eos; got {switch_os!r}")
 

@@ -246,6 +246,14 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
                     f"{host}: no RDMA port for rail {name}" + (f" ({why})" if why else "")
                 )
         for host, rail in ((server, s), (client, c)):
+            if rail and rail.get("device") and rail.get("active") is False:
+                # Its test cannot pass; run, its partner would wait for it until the
+                # round's deadline on the grid (minutes when the fabric runs ahead).
+                problems.append(
+                    f"{host}: {rail['device']} port is not ACTIVE/LinkUp, not run (see its "
+                    "port state check)"
+                )
+        for host, rail in ((server, s), (client, c)):
             if rail and rail.get("cuda_error"):
                 problems.append(f"{host}: {rail.get('device')}: {rail['cuda_error']}")
         if problems:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(STANDINS))
 from nvue_api import NvueStandin  # noqa: E402
 
 PLAYBOOK = str(PLAYBOOKS_DIR / "roce_fabric.yml")
-FIXTURES = Path(__file__).parent / "fixtures" / "switch_qos"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "switch_qos"
 PASSWORD = "CumulusLinux!"
 SYSTEM = {"system": {"build": "Cumulus Linux 5.9.1", "hostname": "leaf1"}}
 DEFAULT, _ = normalize_policy({})

@@ -2,7 +2,7 @@
 
 Recorded tool outputs in, the exact commands out; a second pass with the outputs the
 tools print after the change yields no commands. The fixtures are modelled on real
-recordings (each file's header names its source; tests/unit/fixtures/roce_qos/README.md).
+recordings (each file's header names its source; tests/fixtures/roce_qos/README.md).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
 from conftest import ROLES_DIR
 from sysfs_tree import add_cx6dx_roce, add_rxe
 
-FIXTURES = Path(__file__).parent / "fixtures" / "roce_qos"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "roce_qos"
 REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "standins" / "mlnx_qos"
 APPLY_SCRIPT = ROLES_DIR / "roce_host_qos" / "files" / "roce-qos-apply"

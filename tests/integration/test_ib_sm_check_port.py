@@ -3,7 +3,7 @@
 On a multi-port host (one subnet per rail) a diag without -C/-P asks through the first
 port umad finds: another subnet's SM. When the expected port GUID is not among ibstat's
 ports the check used to drop -C/-P and ask anyway; it must fail naming the GUID and
-the ports there are. ibstat is a stand-in printing tests/unit/fixtures/ibsim_ibstat.txt
+the ports there are. ibstat is a stand-in printing tests/fixtures/ibsim_ibstat.txt
 (captured from ibsim, port GUID 0x0002c90000001003); sminfo and saquery stand-ins
 record their arguments.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from role_play import recap
 
-FIXTURE = Path(__file__).parent / "fixtures" / "ibsim_ibstat.txt"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ibsim_ibstat.txt"
 
 PLAY = """\
 - name: Check the subnet manager through a port this host lacks

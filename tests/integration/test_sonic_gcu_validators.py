@@ -31,7 +31,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import (
 )
 
 STANDIN = Path(__file__).resolve().parents[1] / "standins" / "sonic" / "config"
-FIXTURES = Path(__file__).parent / "fixtures" / "switch_qos"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "switch_qos"
 RELEASES = ["SONiC.202205.7", "SONiC.202305.4", "SONiC.202405.2", "SONiC.202505.1"]
 PORTS = ["Ethernet0", "Ethernet4"]
 

@@ -1,7 +1,7 @@
 """rdma.fabric.firmware_images_info: the controller's read of a firmware directory, before
 any image is copied. Files that are not firmware images are found by the REAL mstflint
 (Debian's package, installed by tests/harness/install-deps.sh); images a ConnectX would
-take come from the STAND-IN mstflint (tests/unit/mstflint_standin.py), since no real
+take come from the STAND-IN mstflint (tests/support/mstflint_standin.py), since no real
 ConnectX image can be downloaded here."""
 
 from __future__ import annotations

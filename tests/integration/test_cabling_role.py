@@ -86,14 +86,16 @@ LLDP = {
 }
 
 
-def test_a_swapped_pair_is_one_finding_and_its_tests_are_not_run(run_playbook, tmp_path):
+def test_a_swapped_pair_is_one_finding_and_its_tests_are_not_run(
+    run_playbook, tmp_path, verify_ports
+):
     env = setup(tmp_path, LLDP)
     proc = run_playbook(
         "-i",
         str(tmp_path / "hosts.ini"),
         str(tmp_path / "verify.yml"),
         "-e",
-        json.dumps(extra(tmp_path)),
+        json.dumps(extra(tmp_path, **verify_ports)),
         env=env,
         timeout=600,
     )

@@ -80,11 +80,11 @@ def run_a_then_b(tmp_path, a, b, b_delay=5):
     return out
 
 
-def test_hosts_launched_apart_meet_in_round_0_on_one_start(standin, tmp_path):
+def test_hosts_launched_apart_meet_in_round_0_on_one_start(standin, tmp_path, port_block):
     """hostB starts 5 s after hostA, beyond A's 3 s connect window counted from A's own
     start; from the common start_at (6 s ahead) both are inside the window."""
-    a_tests = [side(standin, 0, "client", "mlx5_a", 19101, "127.0.0.62")]
-    b_tests = [side(standin, 0, "server", "mlx5_b", 19101)]
+    a_tests = [side(standin, 0, "client", "mlx5_a", port_block + 1, "127.0.0.62")]
+    b_tests = [side(standin, 0, "server", "mlx5_b", port_block + 1)]
     params = {"start_at": time.time() + 6, "round_seconds": 12}
     out = run_a_then_b(tmp_path, (params, a_tests), (params, b_tests))
     (client,), _ = out["a"]
@@ -94,15 +94,15 @@ def test_hosts_launched_apart_meet_in_round_0_on_one_start(standin, tmp_path):
     assert client["connect_attempts"] >= 4, client  # it kept trying until B listened
 
 
-def test_a_host_whose_clock_is_40_s_ahead_still_meets_its_peer(standin, tmp_path):
+def test_a_host_whose_clock_is_40_s_ahead_still_meets_its_peer(standin, tmp_path, port_block):
     """hostA's clock runs 40 s ahead of the controller's (no NTP): the grid it gets is in
     the controller's time, shifted by A's offset from controller_time. Unshifted, A's
     round-0 connect deadline would be 34 s in A's past: one attempt, and B (5 s late)
     missed."""
     now = time.time()
     controller = now - 40  # the controller's clock, as hostA sees it
-    a_tests = [side(standin, 0, "client", "mlx5_a", 19131, "127.0.0.62")]
-    b_tests = [side(standin, 0, "server", "mlx5_b", 19131)]
+    a_tests = [side(standin, 0, "client", "mlx5_a", port_block + 31, "127.0.0.62")]
+    b_tests = [side(standin, 0, "server", "mlx5_b", port_block + 31)]
     a_params = {"start_at": controller + 6, "round_seconds": 12, "controller_time": controller}
     b_params = {"start_at": now + 6, "round_seconds": 12, "controller_time": now}
     out = run_a_then_b(tmp_path, (a_params, a_tests), (b_params, b_tests))
@@ -111,26 +111,26 @@ def test_a_host_whose_clock_is_40_s_ahead_still_meets_its_peer(standin, tmp_path
     assert client["connect_attempts"] >= 4, client
 
 
-def test_without_a_common_start_the_late_host_is_lost(standin, tmp_path):
+def test_without_a_common_start_the_late_host_is_lost(standin, tmp_path, port_block):
     """The same launch with each host counting from its own start (no start_at): A's
     client gives up before B listens - what the grid fixes."""
-    a_tests = [side(standin, 0, "client", "mlx5_a", 19111, "127.0.0.62")]
-    b_tests = [side(standin, 0, "server", "mlx5_b", 19111)]
+    a_tests = [side(standin, 0, "client", "mlx5_a", port_block + 11, "127.0.0.62")]
+    b_tests = [side(standin, 0, "server", "mlx5_b", port_block + 11)]
     out = run_a_then_b(tmp_path, ({}, a_tests), ({"round_seconds": 8}, b_tests))
     (client,), _ = out["a"]
     assert client["error"] and "connect" in (client["error"] + client.get("output", "")).lower()
 
 
-def test_a_lost_peer_costs_its_round_only(standin, tmp_path):
+def test_a_lost_peer_costs_its_round_only(standin, tmp_path, port_block):
     """Round 0's peer never comes (nothing listens, nobody connects); round 1 still
     begins by its start on the grid and passes, and the schedule ends by the grid's end
     (start_at + 2 x round_seconds), however long the tests' own timeouts are."""
     start_at, slot = time.time() + 1, 8
     tests = [
-        side(standin, 0, "client", "mlx5_a", 19121, "127.0.0.63"),  # nobody there
-        side(standin, 0, "server", "mlx5_b", 19122),  # its client never comes
-        side(standin, 1, "server", "mlx5_b", 19123),
-        side(standin, 1, "client", "mlx5_a", 19123, "127.0.0.62"),
+        side(standin, 0, "client", "mlx5_a", port_block + 21, "127.0.0.63"),  # nobody there
+        side(standin, 0, "server", "mlx5_b", port_block + 22),  # its client never comes
+        side(standin, 1, "server", "mlx5_b", port_block + 23),
+        side(standin, 1, "client", "mlx5_a", port_block + 23, "127.0.0.62"),
     ]
     for test in tests:
         test["timeout"] = 60
@@ -146,12 +146,12 @@ def test_a_lost_peer_costs_its_round_only(standin, tmp_path):
     assert ended <= start_at + 2 * slot + 2, ended - start_at
 
 
-def test_a_host_past_its_rounds_deadlines_says_so_and_runs_nothing(standin, tmp_path):
+def test_a_host_past_its_rounds_deadlines_says_so_and_runs_nothing(standin, tmp_path, port_block):
     """Reached after the deadline (launched beyond the start's margin): its sides are
     "not run ... after its deadline", not a perftest timeout, and it does not wait."""
     tests = [
-        side(standin, 0, "server", "mlx5_b", 19141),
-        side(standin, 1, "client", "mlx5_a", 19142, "127.0.0.62"),
+        side(standin, 0, "server", "mlx5_b", port_block + 41),
+        side(standin, 1, "client", "mlx5_a", port_block + 42, "127.0.0.62"),
     ]
     out = {}
     begun = time.time()
@@ -181,3 +181,25 @@ def test_round_deadlines_are_the_same_for_every_host():
     assert perftest_run.round_deadlines(ahead, tests[:1], now=1005.0) == {
         0: (1007.0, 1037.0, 1072.0)
     }
+
+
+def test_a_partner_late_from_waiting_for_a_lost_peer_is_still_met(standin, tmp_path, port_block):
+    """b waits all of round 0 for a client that never comes (a lost host), so b begins
+    round 1 a round later than a, which has nothing in round 0. a's client must still meet
+    b's round-1 server: a partner late from waiting for a lost peer is not a second,
+    innocent failure. The grid gives that: every host's round-1 window is counted from one
+    start. A local bound on waits (from when a host began its round) cannot: whatever a
+    server waits for a lost client, its partner in the next round must wait longer, so the
+    bound cascades (a local bound failed this test: a's client "Couldn't connect")."""
+    grid = {"start_at": time.time(), "round_seconds": 12}
+    a_tests = [side(standin, 1, "client", "mlx5_a", port_block + 61, "127.0.0.62")]
+    b_tests = [
+        side(standin, 0, "server", "mlx5_b", port_block + 62),  # its client never comes
+        side(standin, 1, "server", "mlx5_b", port_block + 61),
+    ]
+    out = run_a_then_b(tmp_path, (grid, a_tests), (grid, b_tests), b_delay=0)
+    a_by_id = {t["id"]: t for t in out["a"][0]}
+    b_by_id = {t["id"]: t for t in out["b"][0]}
+    assert "round 0's deadline" in b_by_id["r0/server"]["error"]
+    assert a_by_id["r1/client"].get("error") is None, a_by_id["r1/client"]
+    assert a_by_id["r1/client"]["result"]["ok"], a_by_id["r1/client"]

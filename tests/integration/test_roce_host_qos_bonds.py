@@ -1,5 +1,5 @@
 """roce_host_qos expands a RoCE LAG bond into its members (DCB lives on the slaves), read
-from a recorded-shape sysfs tree (tests/unit/sysfs_tree.py) through
+from a recorded-shape sysfs tree (tests/support/sysfs_tree.py) through
 roce_host_qos_sysfs_root: the role's interfaces.yml, run by ansible-playbook."""
 
 from __future__ import annotations

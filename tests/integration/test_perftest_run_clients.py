@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-FIXTURES = Path(__file__).parent / "fixtures" / "perftest"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "perftest"
 
 
 def client(test_id, port, seconds, starts: Path, timeout=30):

@@ -420,7 +420,7 @@ def test_good_firmware_input_passes_validation(run_play, image_src):
 # --- firmware image update, whole role ----------------------------------------------
 # The role runs on localhost against one of this machine's real PCI functions (any: the
 # module only checks that it exists), with a STAND-IN `mstflint` executable first on PATH
-# (tests/unit/mstflint_standin.py: a ConnectX card and its flash, kept in a JSON file
+# (tests/support/mstflint_standin.py: a ConnectX card and its flash, kept in a JSON file
 # between runs). Only the validate, firmware and reboot steps run (tags): nothing here
 # installs packages or reaches a real NIC.
 

@@ -225,7 +225,7 @@ def install_cli(bin_dir: Path, state_file: Path, *cards: FlintCard) -> Path:
     script = bin_dir / "mstflint"
     script.write_text(
         f"#!{sys.executable}\n"
-        "# STAND-IN for mstflint (tests/unit/mstflint_standin.py); not the real tool.\n"
+        "# STAND-IN for mstflint (tests/support/mstflint_standin.py); not the real tool.\n"
         "import sys\n"
         f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
         "from mstflint_standin import cli\n"

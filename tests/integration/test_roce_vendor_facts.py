@@ -334,7 +334,12 @@ def _configdb(model="dynamic"):
     import json
     from pathlib import Path
 
-    path = Path(__file__).parent / "fixtures" / "switch_qos" / f"configdb_buffers_{model}.json"
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "switch_qos"
+        / f"configdb_buffers_{model}.json"
+    )
     return json.loads(path.read_text())
 
 
@@ -354,7 +359,7 @@ def test_sonic_roce_queue_outside_3_4_gets_a_lossless_buffer_queue(model):
     db = _configdb(model)
     lookup = parse_pg_lookup(
         (
-            __import__("pathlib").Path(__file__).parent
+            __import__("pathlib").Path(__file__).resolve().parents[1]
             / "fixtures/switch_qos/pg_profile_lookup.ini"
         ).read_text()
     )

@@ -1,6 +1,6 @@
 """ib_subnet_manager_ports: every listed port must be an InfiniBand port of the host.
 
-port.yml runs against an ibstat stand-in printing tests/unit/fixtures/ibsim_ibstat.txt
+port.yml runs against an ibstat stand-in printing tests/fixtures/ibsim_ibstat.txt
 (captured from ibsim: one CA, port GUID 0x0002c90000001003). A listed GUID the host
 lacks fails naming the variable, the GUID and the ports there are.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from role_play import recap
 
-FIXTURE = Path(__file__).parent / "fixtures" / "ibsim_ibstat.txt"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ibsim_ibstat.txt"
 
 PLAY = """\
 - name: Resolve the ports of ib_subnet_manager_ports

@@ -143,7 +143,7 @@ def build_host(root, number, faults, mapping):
 
 @pytest.mark.parametrize("run_async", [False, True], ids=["synchronous", "async"])
 def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
-    run_playbook, tmp_path, run_async
+    run_playbook, tmp_path, run_async, verify_ports
 ):
     """Three hosts (each this machine, with its own sysfs tree and boot id) and the
     perftest stand-in: lab3's rail1 sends slowly (a throttled egress), lab2's rail0
@@ -178,6 +178,7 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
         "rdma_verify_duration": 1,
         "rdma_verify_listen_timeout": 10,
         "rdma_verify_async": run_async,
+        **verify_ports,
         "rdma_verify_progress_interval": 1,
         "rdma_rails": [
             {"name": "rail0", "netdev": "ens0", "subnet": "127.10.0.0/24", "mtu": 9000},
