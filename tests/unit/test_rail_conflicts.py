@@ -326,3 +326,41 @@ def test_take_over_returns_the_movable_files_without_failing():
     assert found == [
         {"path": "/etc/systemd/network/20-rail.network", "netdev": "ens17np0", "others": []}
     ]
+
+
+# NetworkManager 1.42 (Debian 12) with its defaults, found in Molecule
+# (molecule/networkmanager): a device without a profile gets "Wired connection N" in
+# /run, DHCP at autoconnect-priority -999, marked nm-generated. The role refused it as
+# someone's configuration, so the networkmanager backend could never run on a host
+# whose rails NetworkManager had seen first.
+NM_AUTO = (
+    "[connection]\nid=Wired connection 4\nuuid=0900ea48-b9b2-3c36-9021-e642a6fe0f53\n"
+    "type=ethernet\nautoconnect-priority=-999\ninterface-name=ens17np0\n"
+    "timestamp=1796488658\n\n[ethernet]\n\n[ipv4]\nmethod=auto\n\n[ipv6]\n"
+    "addr-gen-mode=default\nmethod=auto\n\n[proxy]\n\n[.nmmeta]\nnm-generated=true\n"
+)
+
+
+def test_networkmanagers_automatic_profile_gives_way_to_the_nm_backend_only():
+    from ansible_collections.rdma.fabric.plugins.filter.rail_conflicts import rail_conflicts
+
+    auto = "/run/NetworkManager/system-connections/Wired connection 4.nmconnection"
+    probe = f"\x1e{auto}\n{NM_AUTO}\n"
+    links = [{"netdev": "ens17np0", "rail": "rail0", "partition": None, "kind": "ethernet"}]
+    assert rail_conflicts(probe, links, "gpu01", OWN, {}, True, "networkmanager") == []
+    # With networkd, NetworkManager still manages the rail (and runs DHCP on it).
+    found = rail_conflicts(probe, links, "gpu01", OWN, {}, False, "networkd")
+    assert found == [{"path": auto, "netdev": "ens17np0", "nm_generated": True}]
+    with pytest.raises(
+        AnsibleFilterError, match="NetworkManager's automatic profile for rail netdev ens17np0"
+    ):
+        rail_conflicts(probe, links, "gpu01", OWN, {}, True, "networkd")
+    # The same keyfile written by someone in /etc, or without the mark, is configuration.
+    for path, text in (
+        ("/etc/NetworkManager/system-connections/Wired connection 4.nmconnection", NM_AUTO),
+        (auto, NM_AUTO.replace("nm-generated=true", "")),
+    ):
+        found = rail_conflicts(
+            f"\x1e{path}\n{text}\n", links, "gpu01", OWN, {}, False, "networkmanager"
+        )
+        assert found == [{"path": path, "netdev": "ens17np0"}], path

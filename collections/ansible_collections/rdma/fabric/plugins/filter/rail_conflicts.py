@@ -79,6 +79,10 @@ def rail_conflicts(
     """
     files = rc.split_probe(probe or "")
     host_links = _links(files.pop(IP_LINK, None))
+    if backend == "networkmanager":
+        # NetworkManager's own run-time profiles (a rail's automatic "Wired connection
+        # N"): the role's keyfile for the netdev takes their place.
+        files = {path: text for path, text in files.items() if not rc.nm_generated(path, text)}
     netdevs = {
         link["netdev"]: {
             "mac": _mac(facts, link["netdev"])

@@ -46,6 +46,7 @@ from __future__ import annotations
 import configparser
 import fnmatch
 import posixpath
+import re
 
 try:
     import yaml
@@ -374,14 +375,39 @@ def conflicts(files, netdevs, own=()):
             continue
         else:
             found = matching_netdevs(path, files[path], netdevs)
-        out.extend({"path": path, "netdev": netdev} for netdev in found)
+        generated = nm_generated(path, files[path])
+        out.extend(
+            dict({"path": path, "netdev": netdev}, **({"nm_generated": True} if generated else {}))
+            for netdev in found
+        )
     return out
+
+
+NM_RUNTIME = "/run/NetworkManager/system-connections/"
+
+
+def nm_generated(path, text):
+    """Whether a keyfile is one NetworkManager made itself at run time: the automatic
+    "Wired connection N" (DHCP, autoconnect-priority -999) of a device without a
+    profile, or the profile of a device configured outside it; in /run, marked
+    ``[.nmmeta] nm-generated=true``. Nobody wrote it: a profile of the device's own
+    takes its place."""
+    if not (path.startswith(NM_RUNTIME) and path.endswith(".nmconnection")):
+        return False
+    return re.search(r"^\[\.nmmeta\][^\[]*^nm-generated\s*=\s*true\s*$", text, re.M) is not None
 
 
 def conflict_errors(host, found):
     """Messages naming the host, each file and the netdev it would configure."""
     return [
-        f"{host}: {c['path']} also configures rail netdev {c['netdev']}: remove or narrow "
-        "it (rdma_rails never overwrites it)"
+        (
+            f"{host}: {c['path']} is NetworkManager's automatic profile for rail netdev "
+            f"{c['netdev']} (NetworkManager manages it, and would run DHCP on it): make "
+            "NetworkManager leave it alone (unmanaged-devices in NetworkManager.conf) or use "
+            "rdma_rails_backend: networkmanager"
+            if c.get("nm_generated")
+            else f"{host}: {c['path']} also configures rail netdev {c['netdev']}: remove or "
+            "narrow it (rdma_rails never overwrites it)"
+        )
         for c in found
     ]
