@@ -248,3 +248,21 @@ def test_take_over_still_refuses_a_file_that_also_configures_lo(tmp_path, run_cl
     assert proc.returncode != 0
     assert "localhost: /etc/network/interfaces also configures lo" in out
     assert (tmp_path / "root/etc/network/interfaces").read_text() == interfaces
+
+
+def test_p_key_units_start_after_the_files_and_before_networkd():
+    """Before systemd 250 the children exist (their units started) before networkd is
+    started or reloaded, so it configures them from their .network files at once."""
+    names = [t.get("ansible.builtin.import_tasks") for t in _tasks("networkd.yml")]
+    assert (
+        names.index("files.yml")
+        < names.index("pkey_units.yml")
+        < names.index("networkd_service.yml")
+    ), names
+    units = _tasks("pkey_units.yml")
+    started = [
+        t for t in units if t.get("ansible.builtin.systemd_service", {}).get("enabled") is True
+    ]
+    assert (
+        len(started) == 1 and "restarted" in started[0]["ansible.builtin.systemd_service"]["state"]
+    )

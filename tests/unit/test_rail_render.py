@@ -394,3 +394,58 @@ def test_netplan_file_takes_ansible_values(links):
     ethernet = [dict(link, mtu=_TaggedInt(link["mtu"])) for link in links[:2]]
     (spec,) = rail_files(ethernet, "netplan").values()
     assert yaml.safe_load(spec["content"])["network"]["ethernets"]["ens18np0"]["mtu"] == 4200
+
+
+def test_networkd_before_250_has_no_ipoib_keys_and_units_make_the_children(links):
+    """systemd 249 (Ubuntu 22.04, DGX OS 6) ignores [IPoIB] and IPoIB=: the .netdev never
+    made the child. Before 250 the role writes a oneshot unit per child instead (and one
+    for a parent's non-default mode); from 250 on nothing changes."""
+    files = rail_render.networkd_files(links, systemd_version=249)
+    assert "40-rdma-rail-ib0.storage.netdev" not in files
+    assert "40-rdma-rail-ib0.storage.network" in files  # networkd configures the child
+    ib = files["40-rdma-rail-ib0.network"]
+    assert "IPoIB" not in ib, ib
+    assert rail_render.networkd_files(links, systemd_version=250) == rail_render.networkd_files(
+        links
+    )
+    assert rail_render.pkey_units(links, 250) == {} and rail_render.pkey_units(links) == {}
+    units = rail_render.pkey_units(links, 249)
+    assert sorted(units) == ["rdma-rails-ibp20s0.8010.service", "rdma-rails-ibp20s0.service"]
+    child = _ini(units["rdma-rails-ibp20s0.8010.service"].replace("%", "%%"))
+    assert child["Unit"]["BindsTo"] == "sys-subsystem-net-devices-ibp20s0.device"
+    assert child["Install"]["WantedBy"] == "sys-subsystem-net-devices-ibp20s0.device"
+    assert child["Service"]["Type"] == "oneshot" and child["Service"]["RemainAfterExit"] == "yes"
+    assert child["Service"]["ExecStart"] == (
+        "/bin/sh -c 'ip link show dev ibp20s0.8010 >/dev/null 2>&1 || "
+        "ip link add link ibp20s0 name ibp20s0.8010 type ipoib pkey 0x8010 mode connected'"
+    )
+    assert child["Service"]["ExecStop"] == "-/bin/sh -c 'ip link delete dev ibp20s0.8010'"
+    parent = _ini(units["rdma-rails-ibp20s0.service"])
+    assert (
+        parent["Service"]["ExecStart"]
+        == "/bin/sh -c 'echo connected > /sys/class/net/ibp20s0/mode'"
+    )
+    assert "ExecStop" not in parent["Service"]
+
+
+def test_a_datagram_parent_needs_no_mode_unit_and_device_names_are_escaped(links):
+    datagram = [dict(link, mode="datagram") for link in links]
+    assert sorted(rail_render.pkey_units(datagram, 249)) == ["rdma-rails-ibp20s0.8010.service"]
+    assert rail_render._device_unit("ib-rail0") == "sys-subsystem-net-devices-ib\\x2drail0.device"
+
+
+def test_rail_files_reads_systemctls_version_and_puts_units_in_the_system_dir(links):
+    ubuntu_2204 = "systemd 249 (249.11-0ubuntu3.12)\n+PAM +AUDIT +SELINUX +APPARMOR +IMA\n"
+    files = rail_files(links, "networkd", ubuntu_2204)
+    units = sorted(path for path in files if path.startswith("/etc/systemd/system/"))
+    assert units == [
+        "/etc/systemd/system/rdma-rails-ibp20s0.8010.service",
+        "/etc/systemd/system/rdma-rails-ibp20s0.service",
+    ]
+    assert files[units[0]]["mode"] == "0644"
+    assert "/etc/systemd/network/40-rdma-rail-ib0.storage.netdev" not in files
+    debian_12 = "systemd 252 (252.30-1~deb12u2)\n+PAM\n"
+    assert rail_files(links, "networkd", debian_12) == rail_files(links, "networkd")
+    assert "/etc/systemd/network/40-rdma-rail-ib0.storage.netdev" in rail_files(
+        links, "networkd", debian_12
+    )

@@ -7,6 +7,7 @@ live state. Documentation: rail_*.yml beside this file."""
 from __future__ import annotations
 
 import json
+import re
 
 import yaml
 from ansible.errors import AnsibleFilterError
@@ -42,10 +43,25 @@ def rail_links(entries):
     return rail_render.rail_links(entries or [])
 
 
-def rail_files(links, backend):
-    """{path: {content, mode}} of the backend's files for these links."""
+UNIT_DIR = "/etc/systemd/system"
+
+
+def systemd_version(text):
+    """The version `systemctl --version` prints first ("systemd 249 (249.11-0ubuntu3)"),
+    or None."""
+    match = re.match(r"\s*systemd (\d+)", text or "")
+    return int(match.group(1)) if match else None
+
+
+def rail_files(links, backend, systemctl_version=None):
+    """{path: {content, mode}} of the backend's files for these links. networkd: with
+    systemctl_version (`systemctl --version`'s output) before 250, the P_Key children's
+    oneshot units in /etc/systemd/system too (rail_render.pkey_units)."""
+    units = {}
     if backend == "networkd":
-        files = rail_render.networkd_files(links)
+        version = systemd_version(systemctl_version)
+        files = rail_render.networkd_files(links, version)
+        units = rail_render.pkey_units(links, version)
         mode = "0644"
     elif backend == "netplan":
         errors = rail_render.netplan_errors(links)
@@ -69,9 +85,13 @@ def rail_files(links, backend):
         mode = "0600"
     else:
         raise AnsibleFilterError(f"rdma_rails_backend: unknown backend {backend!r}")
-    return {
+    out = {
         f"{DIRS[backend]}/{name}": {"content": text, "mode": mode} for name, text in files.items()
     }
+    out.update(
+        {f"{UNIT_DIR}/{name}": {"content": text, "mode": "0644"} for name, text in units.items()}
+    )
+    return out
 
 
 def rail_drift(links, probe):

@@ -131,8 +131,19 @@ def _ini(sections):
     return "\n".join(out) + "\n"
 
 
-def networkd_files(links):
-    """{file name: text} for /etc/systemd/network."""
+def networkd_ipoib(systemd_version):
+    """Whether networkd knows IPoIB: [IPoIB] in .netdev (P_Key children) and .network
+    (Mode=), IPoIB= in [Network] - systemd 250 and later (systemd NEWS, v250). Ubuntu
+    22.04 and DGX OS 6 ship 249, which ignores them with a warning. None: unknown (the
+    rendered mode), taken as new enough."""
+    return systemd_version is None or int(systemd_version) >= 250
+
+
+def networkd_files(links, systemd_version=None):
+    """{file name: text} for /etc/systemd/network. Before systemd 250 a P_Key child has
+    no .netdev and its parent no IPoIB= or [IPoIB] (networkd ignores them): a oneshot
+    unit creates the child (pkey_units) and networkd configures it by its .network."""
+    ipoib = networkd_ipoib(systemd_version)
     files = {}
     for link in links:
         stem = _file_stem(link)
@@ -144,10 +155,10 @@ def networkd_files(links):
                 [("Description", f"rdma-fabric rail {link['rail']}")]
                 + [("Address", a) for a in link["addresses"]]
                 + [("DHCP", "no"), ("IPv6AcceptRA", "no"), ("ConfigureWithoutCarrier", "yes")]
-                + [("IPoIB", child) for child in link["children"]],
+                + [("IPoIB", child) for child in link["children"] if ipoib],
             ),
         ]
-        if link["kind"] == "ipoib":
+        if link["kind"] == "ipoib" and ipoib:
             network.append(("IPoIB", [("Mode", link["mode"])]))
         for route in link["routes"]:
             network.append(
@@ -173,7 +184,7 @@ def networkd_files(links):
                 )
             )
         files[stem + ".network"] = _ini(network)
-        if link["kind"] == "ipoib_child":
+        if link["kind"] == "ipoib_child" and ipoib:
             files[stem + ".netdev"] = _ini(
                 [
                     ("NetDev", [("Name", link["netdev"]), ("Kind", "ipoib")]),
@@ -181,6 +192,77 @@ def networkd_files(links):
                 ]
             )
     return files
+
+
+UNIT_PREFIX = "rdma-rails-"
+
+
+def _device_unit(netdev):
+    """The systemd device unit of a netdev (systemd-escape --path of its sysfs path)."""
+    escaped = "".join(
+        c if c.isascii() and (c.isalnum() or c in ":_.") else f"\\x{ord(c):02x}" for c in netdev
+    )
+    if escaped.startswith("."):
+        escaped = "\\x2e" + escaped[1:]
+    return f"sys-subsystem-net-devices-{escaped}.device"
+
+
+def pkey_units(links, systemd_version=None):
+    """{unit file name: text} for /etc/systemd/system: before systemd 250 (no [IPoIB] in
+    networkd), one oneshot unit per P_Key child that creates it with iproute2
+    (`ip link add link PARENT name CHILD type ipoib pkey P mode M`, ip-link(8)) when its
+    parent appears, and deletes it when stopped; and one per IPoIB parent whose mode is
+    not the kernel's default (datagram), writing /sys/class/net/PARENT/mode. networkd
+    then configures the child by its .network (it manages links it did not create).
+    Nothing from systemd 250 on (the .netdev does it)."""
+    if networkd_ipoib(systemd_version):
+        return {}
+    units = {}
+    for link in links:
+        if link["kind"] == "ipoib_child":
+            parent, child = link["parent"], link["netdev"]
+            start = (
+                f"/bin/sh -c 'ip link show dev {child} >/dev/null 2>&1 || ip link add link "
+                f"{parent} name {child} type ipoib pkey {link['pkey']} mode {link['mode']}'"
+            )
+            stop = f"-/bin/sh -c 'ip link delete dev {child}'"
+            what = f"P_Key {link['pkey']} child {child} of {parent}"
+        elif link["kind"] == "ipoib" and link["mode"] != "datagram":
+            parent = link["netdev"]
+            start = f"/bin/sh -c 'echo {link['mode']} > /sys/class/net/{parent}/mode'"
+            stop = None
+            what = f"IPoIB mode {link['mode']} of {parent}"
+        else:
+            continue
+        device = _device_unit(parent)
+        units[f"{UNIT_PREFIX}{link['netdev']}.service"] = _ini(
+            [
+                (
+                    "Unit",
+                    [
+                        (
+                            "Description",
+                            f"rdma-fabric rail {link['rail']}: {what} "
+                            "(systemd-networkd before 250 has no [IPoIB])",
+                        ),
+                        ("BindsTo", device),
+                        ("After", device),
+                        ("Before", "systemd-networkd.service"),
+                    ],
+                ),
+                (
+                    "Service",
+                    [
+                        ("Type", "oneshot"),
+                        ("RemainAfterExit", "yes"),
+                        ("ExecStart", start),
+                        ("ExecStop", stop),
+                    ],
+                ),
+                ("Install", [("WantedBy", device)]),
+            ]
+        )
+    return units
 
 
 def netplan_errors(links):
