@@ -104,6 +104,21 @@ def _use_async(mode, count):
     return count > _forks()
 
 
+def _check_async(mode, count):
+    """A synchronous schedule runs `forks` hosts at a time: with more hosts than forks the
+    later hosts start when their peers' rounds are over, and every test between the two
+    batches fails. Refused before any test (rdma_verify_async: false is for Mitogen)."""
+    use = _use_async(mode, count)
+    if not use and count > _forks():
+        raise ValueError(
+            f"rdma_verify_async is false but the phase has {count} hosts and forks is "
+            f"{_forks()}: a synchronous schedule runs {_forks()} hosts at a time, so the "
+            "later hosts would start after their peers' rounds; set rdma_verify_async to "
+            f"auto (or true), or run with --forks {count} or more"
+        )
+    return use
+
+
 def _forks():
     return int(context.CLIARGS.get("forks") or 5)
 
@@ -184,7 +199,7 @@ class ActionModule(ActionBase):
                     round_seconds=slot,
                     # The grid's end from the start step, plus the launch and a margin.
                     deadline=_launch_margin(len(hosts)) + (last + 1) * slot + 120,
-                    use_async=_use_async(args.get("run_async", "auto"), len(hosts)),
+                    use_async=_check_async(args.get("run_async", "auto"), len(hosts)),
                 )
             elif step == "start":
                 # One start for every host of the phase (run once, after every plan).
