@@ -14,5 +14,6 @@ def test_a_synchronous_schedule_with_more_hosts_than_forks_is_refused(monkeypatc
     assert verify_step._check_async("false", 5) is False
     assert verify_step._check_async("auto", 6) is True
     assert verify_step._check_async("true", 2) is True
-    with pytest.raises(ValueError, match="rdma_verify_async is false but the phase has 6 hosts and forks is 5"):
+    refused = "rdma_verify_async is false but the phase has 6 hosts and forks is 5"
+    with pytest.raises(ValueError, match=refused):
         verify_step._check_async("false", 6)

@@ -805,11 +805,14 @@ def test_a_port_span_below_two_rounds_of_rails_is_refused_naming_it():
     fabric = vfabric.fabric(health)
     pairs = vplan.all_pairs(names)
     for span in (8, 15):
-        with pytest.raises(ValueError, match=r"rdma_verify_port_span is %d but 8 rails need at least 16" % span):
+        refused = f"rdma_verify_port_span is {span} but 8 rails need at least 16"
+        with pytest.raises(ValueError, match=refused):
             vplan.plan("main", pairs, health, dict(OPTIONS, port_span=span), fabric["rails"])
     tests = vplan.plan("main", pairs, health, dict(OPTIONS, port_span=16), fabric["rails"])
     by_round = {}
     for t in tests:
         by_round.setdefault(t["round"], set()).add(t["port"])
     rounds = sorted(by_round)
-    assert all(not by_round[a] & by_round[b] for a, b in zip(rounds, rounds[1:])), by_round
+    assert all(not by_round[a] & by_round[b] for a, b in zip(rounds, rounds[1:], strict=False)), (
+        by_round
+    )
