@@ -27,9 +27,13 @@ class FakeModule:
     """What schedule() uses of AnsibleModule: params and get_bin_path (no ethtool)."""
 
     def __init__(self, **params):
-        self.params = dict(
-            listen_timeout=3, grace=1, sysfs_root="/nonexistent", progress_file=None, **params
-        )
+        defaults = {
+            "listen_timeout": 3,
+            "grace": 1,
+            "sysfs_root": "/nonexistent",
+            "progress_file": None,
+        }
+        self.params = {**defaults, **params}
 
     def get_bin_path(self, name, required=False):
         return None
@@ -269,3 +273,24 @@ def test_an_interrupted_runs_schedule_and_sides_are_stopped_not_this_runs(tmp_pa
     assert old.wait(5) == -9
     assert not perftest_run._alive(old_side)
     assert (state / "schedule.pid").read_text().split() == [str(os.getpid()), str(now)]
+
+
+def test_the_progress_file_holds_the_last_round_after_the_schedule_ends(
+    standin, tmp_path, port_block
+):
+    """verify_wait reads the progress file once more when the job has ended; the schedule
+    used to delete it as it ended, so a run that ended between two reads (a loaded CI
+    machine) showed no round at all. The next run's schedule removes it."""
+    state = tmp_path / "a"  # host a's state directory (run_a_then_b)
+    progress = state / "progress-main-1.json"
+    a_tests = [side(standin, 0, "client", "mlx5_a", port_block + 51, "127.0.0.62")]
+    b_tests = [side(standin, 0, "server", "mlx5_b", port_block + 51)]
+    params = {"start_at": time.time(), "round_seconds": 8}
+    out = run_a_then_b(
+        tmp_path, (dict(params, progress_file=str(progress)), a_tests), (params, b_tests), b_delay=0
+    )
+    assert out["a"][0][0].get("error") is None, out["a"]
+    state_now = json.loads(progress.read_text())
+    assert state_now["rounds_done"] == 1 and state_now["last_round"] == 0, state_now
+    perftest_run.schedule(FakeModule(start_at=time.time() + 100, round_seconds=5), [], str(state))
+    assert not progress.exists()

@@ -128,7 +128,9 @@ options:
     description:
       - For C(action=schedule), a file rewritten after each round with C(rounds_done),
         C(last_round) (the round just finished), C(sides_done), C(sides_failed) and
-        C(elapsed) seconds (JSON).
+        C(elapsed) seconds (JSON). It stays when the schedule ends (verify_wait reads the
+        last rounds from it after the job's end); the next run's schedule removes the
+        C(progress-*.json) files of earlier runs in O(state_dir).
     type: path
 extends_documentation_fragment:
   - rdma.fabric.attributes
@@ -560,6 +562,12 @@ def _stop_earlier_run(state_dir, run):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         for name in sorted(os.listdir(state_dir)):
+            if name.startswith("progress-") and name.endswith(".json"):
+                # An earlier run's progress: kept after its schedule ended, so that
+                # verify_wait could read its last rounds.
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(state_dir, name))
+                continue
             side = _read(os.path.join(state_dir, name)).strip() if name.endswith(".pid") else ""
             ours = name != "schedule.pid" and side.isdigit() and _alive(int(side))
             if ours and state_dir in _cmdline(int(side)):
@@ -656,9 +664,6 @@ def schedule(module, tests, state_dir):
             # A counter at its maximum counts nothing more: its delta proves nothing.
             results[test["id"]]["saturated"] = saturated_counters(after.get(port))
         _progress(module.params.get("progress_file"), done, number, results, start)
-    if module.params.get("progress_file"):
-        with contextlib.suppress(OSError):
-            os.unlink(module.params["progress_file"])
     return [_compact(results[t["id"]]) for t in tests]
 
 
