@@ -21,7 +21,11 @@ import time
 from ansible import context
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
-from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify, verify_html
+from ansible_collections.rdma.fabric.plugins.module_utils import (
+    rdma_verify,
+    verify_html,
+    verify_text,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge
@@ -325,9 +329,16 @@ class ActionModule(ActionBase):
                 for h in live
                 for row in ((health.get(h) or {}).get("cabling") or {}).get("rows") or []
             ]
-            with open(os.path.join(run_dir, "report.html"), "w", encoding="utf-8") as handle:
-                handle.write(verify_html.render(results, cabling))
-        return {"results": results}
+            for name, text in (
+                ("report.html", verify_html.render(results, cabling)),
+                ("report.md", verify_text.markdown(results, cabling)),
+                ("junit.xml", verify_text.junit(results)),
+            ):
+                with open(os.path.join(run_dir, name), "w", encoding="utf-8") as handle:
+                    handle.write(text)
+        # Only what the summary and the fail message show: the whole document is in
+        # results.json (gigabytes at 1,024 x 8 full, never through Ansible).
+        return {"results": verify_text.brief(results)}
 
 
 class _LazyHealth(dict):
