@@ -11,6 +11,7 @@ forks at 1,000 hosts) lost every round-0 test with it.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -26,9 +27,13 @@ class FakeModule:
     """What schedule() uses of AnsibleModule: params and get_bin_path (no ethtool)."""
 
     def __init__(self, **params):
-        self.params = dict(
-            listen_timeout=3, grace=1, sysfs_root="/nonexistent", progress_file=None, **params
-        )
+        defaults = {
+            "listen_timeout": 3,
+            "grace": 1,
+            "sysfs_root": "/nonexistent",
+            "progress_file": None,
+        }
+        self.params = {**defaults, **params}
 
     def get_bin_path(self, name, required=False):
         return None
@@ -203,3 +208,89 @@ def test_a_partner_late_from_waiting_for_a_lost_peer_is_still_met(standin, tmp_p
     assert "round 0's deadline" in b_by_id["r0/server"]["error"]
     assert a_by_id["r1/client"].get("error") is None, a_by_id["r1/client"]
     assert a_by_id["r1/client"]["result"]["ok"], a_by_id["r1/client"]
+
+
+def test_a_refused_client_is_retried_while_its_sibling_clients_run(standin, tmp_path, port_block):
+    """Host a runs two clients in round 0: one to b's server, which listens 1.5 s late,
+    and a sibling that takes 7 s (another rail's long test). The refused client is
+    retried every second on its own; it used to wait for the sibling to finish, past the
+    connect window (3 s) and the server's end of round (5 s), and failed "Couldn't
+    connect" against a healthy peer (session 26's review)."""
+    a_tests = [
+        side(standin, 0, "client", "mlx5_a", port_block + 41, "127.0.0.62"),
+        {
+            "id": "r0/sibling",
+            "round": 0,
+            "side": "client",
+            "port": port_block + 42,
+            "argv": [sys.executable, "-c", "import time; time.sleep(7)"],
+            "timeout": 20,
+        },
+    ]
+    b_tests = [side(standin, 0, "server", "mlx5_b", port_block + 41)]
+    params = {"start_at": time.time(), "round_seconds": 6}
+    out = run_a_then_b(tmp_path, (params, a_tests), (params, b_tests), b_delay=1.5)
+    client, sibling = out["a"][0]
+    assert client.get("error") is None and client["result"]["ok"], client
+    assert 2 <= client["connect_attempts"] <= 4, client
+    assert sibling["rc"] == 0, sibling
+
+
+def test_an_interrupted_runs_schedule_and_sides_are_stopped_not_this_runs(tmp_path):
+    """An interrupted run's async schedule goes on to its deadline, starting servers that
+    could take the next run's clients (session 26's review: only action=start killed a
+    leftover server). The next schedule stops it and its sides; a schedule of the same
+    run (another inventory host on this machine) is left alone."""
+    import subprocess
+
+    state = tmp_path / "state"
+    state.mkdir()
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+
+    def earlier(run):
+        schedule = subprocess.Popen([*sleeper, "perftest_run"])
+        side_job = perftest_run._spawn(
+            {"id": "x", "port": 1, "argv": sleeper, "timeout": 60}, str(state), "server-1"
+        )
+        deadline = time.monotonic() + 5
+        while (
+            not perftest_run._read(side_job["files"]["pid"]).strip() and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
+        (state / "schedule.pid").write_text(f"{schedule.pid} {run}\n")
+        return schedule, int(perftest_run._read(side_job["files"]["pid"]))
+
+    now = time.time()
+    same, same_side = earlier(str(now))
+    assert perftest_run.schedule(FakeModule(start_at=now, round_seconds=5), [], str(state)) == []
+    assert same.poll() is None and perftest_run._alive(same_side)
+    perftest_run._kill_group(same_side)
+    same.kill()
+    same.wait(5)
+
+    old, old_side = earlier("1700000000.0")
+    assert perftest_run.schedule(FakeModule(start_at=now, round_seconds=5), [], str(state)) == []
+    assert old.wait(5) == -9
+    assert not perftest_run._alive(old_side)
+    assert (state / "schedule.pid").read_text().split() == [str(os.getpid()), str(now)]
+
+
+def test_the_progress_file_holds_the_last_round_after_the_schedule_ends(
+    standin, tmp_path, port_block
+):
+    """verify_wait reads the progress file once more when the job has ended; the schedule
+    used to delete it as it ended, so a run that ended between two reads (a loaded CI
+    machine) showed no round at all. The next run's schedule removes it."""
+    state = tmp_path / "a"  # host a's state directory (run_a_then_b)
+    progress = state / "progress-main-1.json"
+    a_tests = [side(standin, 0, "client", "mlx5_a", port_block + 51, "127.0.0.62")]
+    b_tests = [side(standin, 0, "server", "mlx5_b", port_block + 51)]
+    params = {"start_at": time.time(), "round_seconds": 8}
+    out = run_a_then_b(
+        tmp_path, (dict(params, progress_file=str(progress)), a_tests), (params, b_tests), b_delay=0
+    )
+    assert out["a"][0][0].get("error") is None, out["a"]
+    state_now = json.loads(progress.read_text())
+    assert state_now["rounds_done"] == 1 and state_now["last_round"] == 0, state_now
+    perftest_run.schedule(FakeModule(start_at=time.time() + 100, round_seconds=5), [], str(state))
+    assert not progress.exists()

@@ -795,3 +795,24 @@ def test_a_bad_receiver_that_only_received_from_a_bad_sender_is_seen(count, mode
 def test_the_docstring_says_what_the_schedule_does():
     doc = vplan.__doc__
     assert "sends to and receives from" in doc
+
+
+def test_a_port_span_below_two_rounds_of_rails_is_refused_naming_it():
+    """Round r's ports are base + (r * rails + rail) % span: with a span of 8 on 8 rails,
+    every round used the same 8 ports, so a client could reach a server still in the
+    previous round (session 26's review)."""
+    names, health = fabric_of(4)
+    fabric = vfabric.fabric(health)
+    pairs = vplan.all_pairs(names)
+    for span in (8, 15):
+        refused = f"rdma_verify_port_span is {span} but 8 rails need at least 16"
+        with pytest.raises(ValueError, match=refused):
+            vplan.plan("main", pairs, health, dict(OPTIONS, port_span=span), fabric["rails"])
+    tests = vplan.plan("main", pairs, health, dict(OPTIONS, port_span=16), fabric["rails"])
+    by_round = {}
+    for t in tests:
+        by_round.setdefault(t["round"], set()).add(t["port"])
+    rounds = sorted(by_round)
+    assert all(not by_round[a] & by_round[b] for a, b in zip(rounds, rounds[1:], strict=False)), (
+        by_round
+    )

@@ -21,7 +21,11 @@ import time
 from ansible import context
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
-from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify, verify_html
+from ansible_collections.rdma.fabric.plugins.module_utils import (
+    rdma_verify,
+    verify_html,
+    verify_text,
+)
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge
@@ -104,6 +108,21 @@ def _use_async(mode, count):
     return count > _forks()
 
 
+def _check_async(mode, count):
+    """A synchronous schedule runs `forks` hosts at a time: with more hosts than forks the
+    later hosts start when their peers' rounds are over, and every test between the two
+    batches fails. Refused before any test (rdma_verify_async: false is for Mitogen)."""
+    use = _use_async(mode, count)
+    if not use and count > _forks():
+        raise ValueError(
+            f"rdma_verify_async is false but the phase has {count} hosts and forks is "
+            f"{_forks()}: a synchronous schedule runs {_forks()} hosts at a time, so the "
+            "later hosts would start after their peers' rounds; set rdma_verify_async to "
+            f"auto (or true), or run with --forks {count} or more"
+        )
+    return use
+
+
 def _forks():
     return int(context.CLIARGS.get("forks") or 5)
 
@@ -184,7 +203,7 @@ class ActionModule(ActionBase):
                     round_seconds=slot,
                     # The grid's end from the start step, plus the launch and a margin.
                     deadline=_launch_margin(len(hosts)) + (last + 1) * slot + 120,
-                    use_async=_use_async(args.get("run_async", "auto"), len(hosts)),
+                    use_async=_check_async(args.get("run_async", "auto"), len(hosts)),
                 )
             elif step == "start":
                 # One start for every host of the phase (run once, after every plan).
@@ -310,9 +329,16 @@ class ActionModule(ActionBase):
                 for h in live
                 for row in ((health.get(h) or {}).get("cabling") or {}).get("rows") or []
             ]
-            with open(os.path.join(run_dir, "report.html"), "w", encoding="utf-8") as handle:
-                handle.write(verify_html.render(results, cabling))
-        return {"results": results}
+            for name, text in (
+                ("report.html", verify_html.render(results, cabling)),
+                ("report.md", verify_text.markdown(results, cabling)),
+                ("junit.xml", verify_text.junit(results)),
+            ):
+                with open(os.path.join(run_dir, name), "w", encoding="utf-8") as handle:
+                    handle.write(text)
+        # Only what the summary and the fail message show: the whole document is in
+        # results.json (gigabytes at 1,024 x 8 full, never through Ansible).
+        return {"results": verify_text.brief(results)}
 
 
 class _LazyHealth(dict):

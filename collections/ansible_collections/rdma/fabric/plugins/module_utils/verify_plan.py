@@ -208,6 +208,14 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
     names = names or ["-"]
     slots = max(len(fabric), len(names))
     span = options.get("port_span") or 1000
+    if span < 2 * slots:
+        # Round r's ports are base + (r * slots + rail) % span: below two rounds' worth,
+        # consecutive rounds reuse ports, and a client can reach a server still in the
+        # previous round.
+        raise ValueError(
+            f"rdma_verify_port_span is {span} but {slots} rails need at least {2 * slots} "
+            "ports (two rounds' worth), or consecutive rounds share ports"
+        )
     tests = []
     for index, name in enumerate(names):
         if only is not None and name not in only:

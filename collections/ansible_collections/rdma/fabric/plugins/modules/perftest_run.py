@@ -33,7 +33,9 @@ description:
     servers, killing a server whose client has not finished by the round's deadline
     less O(grace). So a lost peer costs its partner the rest of that round, never
     later rounds, and hosts started seconds apart (an C(async) launch over many
-    forks) still meet in round 0. The
+    forks) still meet in round 0. A schedule of an earlier run still going on the host
+    (an interrupted run's async job) is stopped first, with every side it left in
+    O(state_dir), so its servers cannot take this run's clients. The
     port counters and hw_counters of each tested port are read before and after the
     round, and for RoCE ports the pause/PFC counters of C(ethtool -S); each side returns
     their increase (C(deltas)).
@@ -126,7 +128,9 @@ options:
     description:
       - For C(action=schedule), a file rewritten after each round with C(rounds_done),
         C(last_round) (the round just finished), C(sides_done), C(sides_failed) and
-        C(elapsed) seconds (JSON).
+        C(elapsed) seconds (JSON). It stays when the schedule ends (verify_wait reads the
+        last rounds from it after the job's end); the next run's schedule removes the
+        C(progress-*.json) files of earlier runs in O(state_dir).
     type: path
 extends_documentation_fragment:
   - rdma.fabric.attributes
@@ -448,7 +452,8 @@ def _spawn(test, state_dir, name):
     files = {k: f"{base}.{k}" for k in ("pid", "out", "err", "rc")}
     _cleanup(files)
     _launch(_timeout_argv(test), files)
-    return {"test": test, "files": files}
+    # timeout(1) ends it by then (-k 5); past that, _reap's own margin applies.
+    return {"test": test, "files": files, "until": time.monotonic() + test["timeout"] + 5}
 
 
 def _poll(job):
@@ -534,9 +539,78 @@ def round_deadlines(params, tests, now):
     }
 
 
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _stop_earlier_run(state_dir, run):
+    """Stop an earlier run's schedule still going here (an interrupted run's async job goes
+    on to its deadline, starting servers round after round) and every side it left.
+    `run` names this run (its start on the grid, the same on every host): a schedule of
+    this run (another inventory host on this machine, as in tests) is left alone. A pid
+    is acted on only if its command line is a schedule's (perftest_run) or names this
+    state directory (a side's sh -c), never a recycled pid."""
+    marker = os.path.join(state_dir, "schedule.pid")
+    earlier = _read(marker).split()
+    if earlier[1:2] != [run]:
+        pid = int(earlier[0]) if earlier and earlier[0].isdigit() else 0
+        if pid and pid != os.getpid() and _alive(pid) and "perftest_run" in _cmdline(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for name in sorted(os.listdir(state_dir)):
+            if name.startswith("progress-") and name.endswith(".json"):
+                # An earlier run's progress: kept after its schedule ended, so that
+                # verify_wait could read its last rounds.
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(state_dir, name))
+                continue
+            side = _read(os.path.join(state_dir, name)).strip() if name.endswith(".pid") else ""
+            ours = name != "schedule.pid" and side.isdigit() and _alive(int(side))
+            if ours and state_dir in _cmdline(int(side)):
+                _kill_group(int(side))
+    with open(marker, "w", encoding="ascii") as handle:
+        handle.write(f"{os.getpid()} {run}\n")
+
+
+def _run_clients(clients, state_dir, client_deadline):
+    """Run a round's clients at once, each on its own: one refused ("Couldn't connect",
+    its server not listening yet) is started again a second later, until the round's
+    connect deadline, while its sibling clients (the other rails) go on running."""
+    attempts = dict.fromkeys((t["id"] for t in clients), 0)
+    outcomes = {}
+    running = [_spawn(t, state_dir, f"client-{t['port']}") for t in clients]
+    again = []  # (when, test): refused, to start again
+    while running or again:
+        now = time.monotonic()
+        running += [_spawn(t, state_dir, f"client-{t['port']}") for when, t in again if when <= now]
+        again = [(when, t) for when, t in again if when > now]
+        still = []
+        for job in running:
+            if _poll(job) is None and now < job["until"]:
+                still.append(job)
+                continue
+            outcome = _reap(job)
+            attempts[job["test"]["id"]] += 1
+            if _connect_refused(outcome) and time.time() < client_deadline:
+                again.append((time.monotonic() + 1, job["test"]))
+                continue
+            outcome["connect_attempts"] = attempts[job["test"]["id"]]
+            outcomes[job["test"]["id"]] = outcome
+        running = still
+        if running or again:
+            time.sleep(0.1)
+    return outcomes
+
+
 def schedule(module, tests, state_dir):
     """Run this host's sides of every round, in round order (see DOCUMENTATION)."""
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
+    start_at = module.params.get("start_at")
+    _stop_earlier_run(state_dir, str(start_at) if start_at else f"unplanned-{time.time()}")
     grid = round_deadlines(module.params, tests, time.time())
     start = time.monotonic()
     results = {}
@@ -566,21 +640,7 @@ def schedule(module, tests, state_dir):
             if t["side"] == "server"
         ]
         clients = [t for t in mine if t["side"] == "client"]
-        attempts = dict.fromkeys((t["id"] for t in clients), 0)
-        waiting = list(clients)
-        while waiting:
-            jobs = [_spawn(t, state_dir, f"client-{t['port']}") for t in waiting]
-            waiting = []
-            for job in jobs:
-                outcome = _reap(job)
-                attempts[job["test"]["id"]] += 1
-                if _connect_refused(outcome) and time.time() < client_deadline:
-                    waiting.append(job["test"])
-                    continue
-                outcome["connect_attempts"] = attempts[job["test"]["id"]]
-                results[job["test"]["id"]] = outcome
-            if waiting:
-                time.sleep(1)
+        results.update(_run_clients(clients, state_dir, client_deadline))
         for job in servers:
             while _poll(job) is None and time.time() < server_deadline:
                 time.sleep(0.2)
@@ -604,9 +664,6 @@ def schedule(module, tests, state_dir):
             # A counter at its maximum counts nothing more: its delta proves nothing.
             results[test["id"]]["saturated"] = saturated_counters(after.get(port))
         _progress(module.params.get("progress_file"), done, number, results, start)
-    if module.params.get("progress_file"):
-        with contextlib.suppress(OSError):
-            os.unlink(module.params["progress_file"])
     return [_compact(results[t["id"]]) for t in tests]
 
 
