@@ -27,7 +27,7 @@ def test_module_doc_json_matches_argument_spec(run_cli):
     doc = json.loads(proc.stdout)["rdma.fabric.rdma_devices_info"]
     assert doc["doc"]["options"]["sysfs_root"]["type"] == "path"
     assert doc["doc"]["options"]["sysfs_root"]["default"] == "/"
-    assert set(doc["return"]) == {"devices", "ports", "by_link_layer"}
+    assert set(doc["return"]) == {"devices", "ports", "by_link_layer", "bonds"}
     assert doc["examples"].strip()
 
 

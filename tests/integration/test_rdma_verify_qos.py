@@ -368,9 +368,11 @@ def test_module_reads_every_netdev_in_one_call(run_cli, reset_port):
     # require_hw as the module's own: the netdev without DCB fails the read.
     strict = module(run_cli, env, {**args, "require_hw": True})
     assert strict.get("failed") and "ens4 does not support DCB" in strict["msg"]
-    # interfaces is a read-back: applying takes one task per interface.
-    present = module(run_cli, env, {**args, "state": "present"})
-    assert present.get("failed") and "state=gathered only" in present["msg"]
+    # The same list with state=present applies the policy, then reads back clean.
+    present = module(run_cli, env, {**args, "state": "present", "require_hw": False})
+    assert present["changed"] and [r["interface"] for r in present["results"]] == [IF, "ens4"]
+    again = module(run_cli, env, {**args, "require_hw": False}, "--check")
+    assert again["gathered"][0]["drift"] == []
 
 
 PLAY = """\

@@ -452,6 +452,41 @@ def test_module_check_apply_idempotent_drift(run_cli, standin_env, tmp_path):
     ]
 
 
+def test_module_applies_every_interface_in_one_call(run_cli, standin_env, tmp_path):
+    """interfaces with state=present: one module run per host, not one per rail; in
+    order, and a refusal stops there with the entries done before it."""
+    root = ofed_host(tmp_path / "root")
+    (root / "sys/class/net/ens4").mkdir(parents=True)
+    args = {"interfaces": [IF, "ens4"], "sysfs_root": str(root), "require_hw": False}
+
+    checked = run_module(run_cli, standin_env, args, "--check", "--diff")
+    assert checked["changed"] is True and not checked.get("failed"), checked
+    mine, ens4 = checked["results"]
+    assert (mine["interface"], ens4["interface"]) == (IF, "ens4")
+    assert mine["commands"] and ens4["supported"] is False and ens4["changed"] is False
+    assert [d["before_header"] for d in checked["diff"]] == [f"{IF} (mlnx_qos)"]
+    assert "Priority trust state: pcp" in standin(standin_env, "-i", IF), "check mode ran mlnx_qos"
+
+    applied = run_module(run_cli, standin_env, args)
+    assert applied["changed"] is True and not applied.get("failed"), applied
+    assert applied["results"][0]["after"]["qos"]["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0]
+    assert applied["results"][0]["commands"] == checked["results"][0]["commands"]
+    assert run_module(run_cli, standin_env, args)["changed"] is False
+
+    standin(standin_env, "-i", IF, "--pfc", "0,0,0,0,0,0,0,0")
+    strict = {**args, "require_hw": True}
+    first_refused = run_module(run_cli, standin_env, {**strict, "interfaces": ["ens4", IF]})
+    assert first_refused.get("failed") and "ens4 does not support DCB" in first_refused["msg"]
+    assert first_refused["results"] == []
+    untouched = run_module(run_cli, standin_env, {**args, "state": "gathered", "interfaces": [IF]})
+    assert untouched["gathered"][0]["drift"] == ["pfc: 0,0,0,0,0,0,0,0 -> 0,0,0,1,0,0,0,0"]
+    second_refused = run_module(run_cli, standin_env, strict)
+    assert second_refused.get("failed") and "ens4 does not support DCB" in second_refused["msg"]
+    [done] = second_refused["results"]
+    assert done["interface"] == IF and done["changed"] is True
+    assert done["after"]["qos"]["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0]
+
+
 def test_module_unsupported_nic(run_cli, standin_env, tmp_path):
     (tmp_path / "root/sys/class/net/ens4").mkdir(parents=True)
     args = {"interface": "ens4", "sysfs_root": str(tmp_path / "root")}

@@ -46,6 +46,22 @@ def _listdir(path):
         return []
 
 
+def bond_members(root, iface):
+    """The members of a bond master (RoCE LAG: DCB is set on them), else []."""
+    text = _read(os.path.join(root, "sys/class/net", iface, "bonding", "slaves"))
+    return text.split() if text else []
+
+
+def read_bonds(root="/"):
+    """Every bond master of the host with its members, {"bond0": ["eth2", "eth3"]}."""
+    net = os.path.join(root, "sys/class/net")
+    return {
+        name: bond_members(root, name)
+        for name in _listdir(net)
+        if os.path.isdir(os.path.join(net, name, "bonding"))
+    }
+
+
 def split_numbered(value):
     """'4: ACTIVE' -> (4, 'ACTIVE'); None or junk -> (None, value)."""
     if value is None:

@@ -465,12 +465,6 @@ def lldpad_commands(iface, policy):
 # --- links: bonds and the flap a DCB change causes ----------------------------------
 
 
-def bond_members(root, iface):
-    """The members of a bond master (RoCE LAG: DCB is set on them), else []."""
-    text = read_attr(os.path.join(root, "sys/class/net", iface, "bonding", "slaves"))
-    return text.split() if text else []
-
-
 def bond_master(root, iface):
     """The bond iface is a member of (its sysfs ``master`` link to a netdev with
     ``bonding/``), else None."""

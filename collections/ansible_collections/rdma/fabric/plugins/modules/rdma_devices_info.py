@@ -15,6 +15,8 @@ description:
     behind each port.
   - Reads only; never changes the host. Runs in check mode.
   - A host without RDMA devices returns an empty list, not an error.
+  - Also returns the host's bond masters with their members (RoCE LAG, where the RDMA port's
+    netdev is the bond, DCB lives on the members).
 version_added: 0.1.0
 author: rdma-fabric contributors (@rdma-fabric)
 extends_documentation_fragment:
@@ -71,12 +73,18 @@ by_link_layer:
   returned: always
   type: dict
   sample: {"Ethernet": [{"device": "rxe0", "port": 1, "netdev": "ens4"}]}
+bonds:
+  description: Every bond master netdev of the host with its members (empty when none).
+  returned: always
+  type: dict
+  sample: {"bond0": ["enp1s0f0np0", "enp1s0f1np1"]}
 """
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     flat_ports,
     netdevs_by_link_layer,
+    read_bonds,
     read_devices,
 )
 
@@ -92,6 +100,7 @@ def main():
         devices=devices,
         ports=flat_ports(devices),
         by_link_layer=netdevs_by_link_layer(devices),
+        bonds=read_bonds(module.params["sysfs_root"]),
     )
 
 

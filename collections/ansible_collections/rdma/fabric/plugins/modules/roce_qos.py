@@ -30,6 +30,10 @@ description:
     With I(interfaces) it reads several netdevs in one call (C(gathered), one entry per
     netdev) and reports a netdev without DCB, or a host without mlnx_qos and dcb, as
     unsupported unless I(require_hw) is true.
+  - I(state=present) with I(interfaces) applies the policy to the netdevs one after the
+    other, in their order, in one call (C(results), one entry per netdev); with
+    I(link_wait) each must be up again before the next is changed. A refusal stops
+    there and leaves the netdevs after it as they are.
 version_added: 0.1.0
 author: rdma-fabric contributors (@rdma-fabric)
 options:
@@ -39,8 +43,9 @@ options:
     type: str
   interfaces:
     description:
-      - Several netdevs, read in one call; only with I(state=gathered). The result's
-        C(gathered) holds one entry per netdev, in this order.
+      - Several netdevs, handled in one call, in this order. With I(state=gathered) the
+        result's C(gathered) holds one entry per netdev; with I(state=present),
+        C(results) does.
     type: list
     elements: str
   policy:
@@ -120,6 +125,12 @@ EXAMPLES = r"""
     require_hw: false
   register: qos_all
 
+- name: Apply the policy to every RoCE port of a host in one call (roce_host_qos does)
+  rdma.fabric.roce_qos:
+    interfaces: [enp27s0f0np0, enp27s0f1np1]
+    policy: "{{ rdma_roce_policy | default({}) }}"
+    link_wait: 30
+
 - name: Skip NICs without DCB (virtio in a lab)
   rdma.fabric.roce_qos:
     interface: ens4
@@ -137,7 +148,14 @@ gathered:
     - One entry per netdev of I(interfaces), each with the keys this module returns for
       one I(interface) (C(interface), C(device), C(backend), C(supported), C(reason),
       C(drift), C(knobs), C(global_tos), C(expected), C(before), C(after)).
-  returned: with I(interfaces)
+  returned: with I(interfaces) and I(state=gathered)
+  type: list
+  elements: dict
+results:
+  description:
+    - One entry per netdev of I(interfaces), in order, each with the keys this module
+      returns for one I(interface) but C(diff) (the task's C(diff) is the list of them).
+  returned: with I(interfaces) and I(state=present)
   type: list
   elements: dict
 device:
@@ -228,11 +246,11 @@ policy:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import bond_members
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
 from ansible_collections.rdma.fabric.plugins.module_utils.roce_qos import (
     BACKENDS,
     BUFFER_ASPECTS,
-    bond_members,
     boot_commands,
     desired_qos,
     find_knobs,
@@ -378,12 +396,6 @@ def _unsupported(module, entry, result, verb):
 def gather_all(module, policy, desired, result):
     """state=gathered with interfaces: every netdev read in one call."""
     ifaces = module.params["interfaces"]
-    if module.params["state"] != "gathered":
-        module.fail_json(
-            msg="roce_qos: interfaces (a list) is for state=gathered only; apply the policy "
-            "with one task per interface (loop over interface)",
-            **result,
-        )
     for iface in ifaces:
         _must_be_netdev(module, iface, result)
     backend = pick_backend(module, required=module.params["require_hw"])
@@ -502,25 +514,9 @@ def _diff(iface, backend, dcb, before, after, desired):
     }
 
 
-def main():
-    module = AnsibleModule(
-        argument_spec=ARGUMENT_SPEC,
-        mutually_exclusive=[["interface", "interfaces"]],
-        required_one_of=[["interface", "interfaces"]],
-        supports_check_mode=True,
-    )
-    iface = module.params["interface"]
-    policy, errors = normalize_policy(module.params["policy"])
-    if errors:
-        module.fail_json(msg="; ".join(errors), errors=errors)
-    desired = desired_qos(policy)
-    if module.params["interfaces"] is not None:
-        gather_all(
-            module,
-            policy,
-            desired,
-            {"changed": False, "policy": policy, "interfaces": module.params["interfaces"]},
-        )
+def apply_one(module, iface, policy, desired):
+    """One netdev (state present, or gathered with interface): its result. A refusal
+    fails the whole task (module.fail_json)."""
     result = _first_result(iface, policy)
     _must_be_netdev(module, iface, result)
     _refuse_bond(module, iface, result)
@@ -539,7 +535,7 @@ def main():
             verb += f"; its RoCE knobs follow the policy ({names})"
         _unsupported(module, entry, result, verb)
         if gathered or not knobs:
-            module.exit_json(**result)
+            return result
 
     stale = [k for k in knobs if k["have"] != k["want"]]
     boot = boot_commands(backend, iface, current, desired) if dcb else []
@@ -551,7 +547,7 @@ def main():
     if gathered:
         result["commands"], result["writes"] = [], []
         result["after"] = result["before"]
-        module.exit_json(**result)
+        return result
 
     result["changed"] = bool(commands or stale)
     after = result["before"]
@@ -563,7 +559,51 @@ def main():
     result["after"] = after
     if module._diff:
         result["diff"] = _diff(iface, backend, dcb, result["before"], after, desired)
-    module.exit_json(**result)
+    return result
+
+
+def apply_all(module, policy, desired):
+    """state=present with interfaces: the netdevs one after the other, in their order,
+    in one call (a loop of one task per netdev costs a module run per rail). mlx5 toggles
+    a port's link on a PFC or buffer change: link_wait holds the next netdev until this
+    one is up again. A refusal stops there, the netdevs after it untouched; the entries
+    of those done before it are in the failed result's C(results)."""
+    results = []
+    fail_json = module.fail_json
+
+    def fail_with_done(**kwargs):
+        fail_json(results=results, **kwargs)
+
+    module.fail_json = fail_with_done
+    for iface in module.params["interfaces"]:
+        results.append(apply_one(module, iface, policy, desired))
+    out = {"changed": any(r["changed"] for r in results), "policy": policy, "results": results}
+    if module._diff:
+        out["diff"] = [r.pop("diff") for r in results if "diff" in r]
+    module.exit_json(**out)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=[["interface", "interfaces"]],
+        required_one_of=[["interface", "interfaces"]],
+        supports_check_mode=True,
+    )
+    policy, errors = normalize_policy(module.params["policy"])
+    if errors:
+        module.fail_json(msg="; ".join(errors), errors=errors)
+    desired = desired_qos(policy)
+    if module.params["interfaces"] is not None:
+        if module.params["state"] == "gathered":
+            gather_all(
+                module,
+                policy,
+                desired,
+                {"changed": False, "policy": policy, "interfaces": module.params["interfaces"]},
+            )
+        apply_all(module, policy, desired)
+    module.exit_json(**apply_one(module, module.params["interface"], policy, desired))
 
 
 if __name__ == "__main__":
