@@ -91,3 +91,13 @@ def test_a_missing_directory_fails_naming_the_path_and_writes_nothing(run, tmp_p
 def test_content_must_be_given(run, tmp_path):
     result = run(files={str(tmp_path / "a"): {"mode": "0644"}})
     assert result["failed"] and "needs a content" in result["msg"]
+
+
+def test_parents_makes_the_directories(run, tmp_path):
+    path = tmp_path / "etc/rdma-fabric/roce-qos.json"
+    args = {"files": {str(path): {"content": "{}\n", "mode": "0644"}}, "parents": True}
+    checked = run(check_mode=True, **args)
+    assert checked["written"] == [str(path)] and not path.parent.exists()
+    assert run(**args)["written"] == [str(path)] and path.read_text() == "{}\n"
+    assert mode(path.parent) == 0o755
+    assert run(**args)["changed"] is False

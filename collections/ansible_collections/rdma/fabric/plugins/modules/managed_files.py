@@ -17,8 +17,8 @@ description:
     costs two module runs per file (a stat, then the copy); on 8-rail servers that is
     the difference between 1 and some 30 round trips per host.
   - Only paths matching I(remove) are ever removed; a path of I(files) never is.
-  - Fails, naming the path, when a file's directory does not exist; nothing is written
-    then.
+  - Fails, naming the path, when a file's directory does not exist and I(parents) is
+    false; nothing is written then.
 version_added: 0.4.0
 author: rdma-fabric contributors (@rdma-fabric)
 options:
@@ -35,6 +35,11 @@ options:
     description: The group of every file of I(files).
     type: str
     default: root
+  parents:
+    description:
+      - Make a file's missing directories (mode 0755, owned by root), as C(mkdir -p).
+    type: bool
+    default: false
   remove:
     description:
       - Shell patterns (C(glob)) of the files this set owns; a match that is not in
@@ -116,7 +121,7 @@ def _specs(module):
             errors.append(f"{path}: not an absolute path")
         elif not isinstance(spec, dict) or not isinstance(spec.get("content"), str):
             errors.append(f"{path}: needs a content (a string)")
-        elif not os.path.isdir(os.path.dirname(path)):
+        elif not module.params["parents"] and not os.path.isdir(os.path.dirname(path)):
             errors.append(f"{path}: its directory {os.path.dirname(path)} does not exist")
         else:
             specs.append((path, spec["content"].encode("utf-8"), str(spec.get("mode", "0644"))))
@@ -131,6 +136,7 @@ def main():
             "files": {"type": "dict", "required": True},
             "owner": {"type": "str", "default": "root"},
             "group": {"type": "str", "default": "root"},
+            "parents": {"type": "bool", "default": False},
             "remove": {"type": "list", "elements": "str", "default": []},
         },
         supports_check_mode=True,
@@ -143,6 +149,7 @@ def main():
             diffs.append({"before_header": path, "after_header": path,
                           "before": _text(have), "after": _text(data)})  # fmt: skip
             if not module.check_mode:
+                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
                 _write(module, path, data)
         attrs = module.load_file_common_arguments(
             {
