@@ -47,8 +47,8 @@ def test_dropin_is_written_before_networkd_is_enabled_or_started():
     dropin = next(
         i
         for i, t in enumerate(tasks)
-        if "ansible.builtin.copy" in t
-        and t["ansible.builtin.copy"]["dest"] == "{{ __rdma_rails_networkd_conf }}"
+        if "rdma.fabric.managed_files" in t
+        and "{__rdma_rails_networkd_conf:" in t["rdma.fabric.managed_files"]["files"]
     )
     networkd = [
         i
@@ -83,16 +83,11 @@ def test_both_networkd_backends_run_the_service_tasks_before_any_reload():
     assert order.index("{{ __rdma_rails_backend }}.yml") < order.index("apply.yml"), main
 
 
-def test_the_dropin_directory_is_made_first():
+def test_the_dropin_directory_is_made_with_it():
+    # networkd.conf.d does not exist on a fresh host: the drop-in's task makes it.
     tasks = _tasks("networkd_service.yml")
-    made = next(
-        i
-        for i, t in enumerate(tasks)
-        if "ansible.builtin.file" in t and t["ansible.builtin.file"].get("state") == "directory"
-    )
-    assert "__rdma_rails_networkd_conf | dirname" in tasks[made]["ansible.builtin.file"]["path"]
-    copy = next(i for i, t in enumerate(tasks) if "ansible.builtin.copy" in t)
-    assert made < copy
+    [dropin] = [t for t in tasks if "rdma.fabric.managed_files" in t]
+    assert dropin["rdma.fabric.managed_files"]["parents"] is True
 
 
 def test_a_host_that_cannot_bind_stops_every_host_before_any_change():
@@ -127,7 +122,8 @@ def test_no_gpu_hosts_group_is_said_not_silently_skipped():
 def test_nccl_reads_the_gid_tables_after_the_rails_are_live():
     tasks = _tasks("nccl.yml")
     assert "rdma.fabric.rdma_devices_info" in tasks[0]
-    assert "__rdma_rails_devices_live.devices" in tasks[1]["ansible.builtin.copy"]["content"]
+    assert "__rdma_rails_nccl_file" in tasks[1]["rdma.fabric.managed_files"]["files"]
+    assert "__rdma_rails_devices_live.devices" in tasks[1]["vars"]["__rdma_rails_nccl_content"]
     # No single GID index: said, naming the host (review finding 3), never a no-op line.
     warn = tasks[2]
     assert "rail_nccl_gid_warning" in str(warn["vars"])

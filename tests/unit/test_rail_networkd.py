@@ -165,5 +165,5 @@ def test_the_role_restarts_networkd_only_when_the_decision_says_so():
 
 def test_the_dropin_content_comes_from_the_version():
     tasks = _tasks("networkd_service.yml")
-    copy = next(t for t in tasks if "ansible.builtin.copy" in t)
-    assert "rail_networkd_conf" in copy["ansible.builtin.copy"]["content"]
+    [write] = [t for t in tasks if "rdma.fabric.managed_files" in t]
+    assert "rail_networkd_conf" in write["rdma.fabric.managed_files"]["files"]
