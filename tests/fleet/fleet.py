@@ -590,7 +590,8 @@ def run_faults(state: Path, extra: list[str]) -> dict:
         silencer.join(timeout=5)
     result["plan"] = plan
     result["silenced"] = silencer.stopped_at is not None
-    report = state / "reports/latest/report.json"
+    # rdma_verify's machine-readable report (report.md, junit.xml and report.html beside it).
+    report = state / "reports/latest/results.json"
     result["report"] = str(report) if report.exists() else None
     return result
 
