@@ -75,8 +75,14 @@ def port_block():
 
 @pytest.fixture
 def verify_ports(port_block):
-    """rdma_verify's port variables inside this run's block."""
-    return {"rdma_verify_base_port": port_block, "rdma_verify_port_span": PORT_BLOCK_SIZE}
+    """rdma_verify's port variables inside this run's block, and a perftest state directory
+    of the block's own: runs sharing the role's default directory stopped each other's
+    schedules (a new run stops an earlier one still going there)."""
+    return {
+        "rdma_verify_base_port": port_block,
+        "rdma_verify_port_span": PORT_BLOCK_SIZE,
+        "rdma_verify_state_dir": f"/tmp/rdma-fabric-perftest.{port_block}",
+    }
 
 
 @pytest.fixture(scope="session")

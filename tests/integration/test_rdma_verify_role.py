@@ -204,6 +204,10 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     assert (reports / "latest" / "results.json").is_file(), output[-6000:]
     results = json.loads((reports / "latest" / "results.json").read_text())
     summary = results["summary"]
+    # The schedule kept its marker in this run's own state directory: runs sharing the
+    # default one (two test workers at once) stopped each other's schedules.
+    marker = Path(verify_ports["rdma_verify_state_dir"]) / "schedule.pid"
+    assert marker.is_file(), output[-3000:]
     assert summary["bad_rails"] == ["lab3 rail1"], (summary, results["isolation"])
     assert summary["bad_hosts"] == ["lab3"]
     # Every planned rail has the plan's MTU and address (rdma_rails' health checks).
