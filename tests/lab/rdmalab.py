@@ -2,15 +2,20 @@
 """The Soft-RoCE lab: N qemu VMs with real RDMA (Debian's rdma_rxe) on two rails.
 
     rdmalab.py image            build (or reuse) the VM image
-    rdmalab.py up [--count N]   boot N VMs (default 3), write the lab inventory
+    rdmalab.py up [--count N] [--swap-rails NAME]
+                                boot N VMs (default 3), write the lab inventory;
+                                NAME's two fabric NICs plugged into each other's rail
+    rdmalab.py swap-rails NAME [--back]
+                                re-plug NAME's fabric NICs while it runs (--back: as planned)
     rdmalab.py down             stop the VMs and remove their state
     rdmalab.py status           one line per VM
     rdmalab.py ssh NAME [CMD]   a shell (or a command) on a lab VM
 
 Each VM has a management NIC (qemu user-mode network, SSH forwarded to a 127.0.0.1
 port) and two fabric NICs, one per rail: eth1 on rail0's segment, eth2 on rail1's,
-each segment carried by its own Debian vde_switch over a unix socket (never a
-multicast group). The lab does not address the fabric NICs: site.yml does, from the
+each segment a VLAN of one Debian vde_switch over a unix socket (never a multicast
+group), with a leaf LLDP stand-in per rail (leaf-rail0, leaf-rail1: lab_fabric.py).
+The lab does not address the fabric NICs: site.yml does, from the
 rail plan in inventories/lab (rdma_rails: rail0 192.0.2.0/24, rail1 198.51.100.0/24,
 TEST-NET-1 and -2, RFC 5737; each VM's rdma_rail_host_index is written here).
 The image and the SSH key are cached under $RDMA_FABRIC_CACHE/lab (default
@@ -33,14 +38,17 @@ import sys
 import time
 from pathlib import Path
 
+import lab_fabric
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 CACHE = Path(os.environ.get("RDMA_FABRIC_CACHE", "/var/cache/rdma-fabric")) / "lab"
 # RDMA_LAB_STATE lets two checkouts run two labs (with RDMA_LAB_SSH_PORT_BASE apart).
 STATE = Path(os.environ.get("RDMA_LAB_STATE", str(CACHE / "state")))
 INVENTORY = REPO / "inventories" / "lab" / "hosts.lab.yml"
-# One vde_switch segment per rail; the VM's NIC for rail k is eth(k+1). The addresses
-# are the rail plan's (inventories/lab/group_vars/all.yml), shown by `status`.
+# One segment (a VLAN of the lab's vde_switch) per rail; the NIC for rail k is
+# eth(k+1). The addresses are the rail plan's (inventories/lab/group_vars/all.yml),
+# shown by `status`.
 RAIL_NETS = ["192.0.2", "198.51.100"]
 SSH_PORT_BASE = int(os.environ.get("RDMA_LAB_SSH_PORT_BASE", "2220"))
 VM_MEMORY_MB = int(os.environ.get("RDMA_LAB_MEMORY_MB", "1024"))
@@ -206,33 +214,18 @@ def ssh_ok(vm: dict) -> bool:
         return False
 
 
-def switch_pids(state: dict) -> list[int]:
-    return state.get("switch_pids") or [state["switch_pid"]]
+def fabric_pids(state: dict) -> list[int]:
+    """The fabric's processes: the vde_switch and the leaves' LLDP stand-ins."""
+    return [state["switch_pid"], *state.get("speaker_pids", [])] if "switch_pid" in state else []
 
 
 def lab_running(state: dict | None) -> bool:
     return (
         bool(state)
         and all(pid_alive(vm["pid"]) for vm in state["vms"])
-        and all(pid_alive(pid) for pid in switch_pids(state))
-        and len(switch_pids(state)) == len(RAIL_NETS)
+        and len(state.get("speaker_pids", [])) == len(RAIL_NETS)
+        and all(pid_alive(pid) for pid in fabric_pids(state))
     )
-
-
-def start_switch(rail: int) -> int:
-    sock = STATE / f"fabric{rail}.vde"
-    pidfile = STATE / f"vde_switch{rail}.pid"
-    mgmt = STATE / f"fabric{rail}.mgmt"
-    subprocess.run(
-        ["vde_switch", "-d", "-s", str(sock), "-p", str(pidfile), "-M", str(mgmt)],
-        check=True,
-        stdin=subprocess.DEVNULL,
-    )
-    for _ in range(50):
-        if pidfile.exists() and pidfile.read_text().strip():
-            return int(pidfile.read_text())
-        time.sleep(0.1)
-    raise SystemExit("rdmalab: vde_switch did not start")
 
 
 def start_vm(i: int, image: Path, accel: str, port: int) -> dict:
@@ -254,12 +247,7 @@ def start_vm(i: int, image: Path, accel: str, port: int) -> dict:
         check=True,
     )
     append = f"root=/dev/vda rw console=ttyS0 net.ifnames=0 quiet systemd.hostname={name}"
-    fabric_nics = []
-    for rail in range(len(RAIL_NETS)):
-        fabric_nics += [
-            "-netdev", f"vde,id=rail{rail},sock={STATE / f'fabric{rail}.vde'}",
-            "-device", f"virtio-net-pci,netdev=rail{rail},mac=52:54:00:{rail + 1:02x}:00:{i:02x}",
-        ]  # fmt: skip
+    fabric_nics = lab_fabric.qemu_nics(STATE, i, len(RAIL_NETS))
     accel_args = (
         ["-accel", "kvm", "-cpu", "host"] if accel == "kvm" else ["-accel", "tcg", "-cpu", "max"]
     )
@@ -279,6 +267,7 @@ def start_vm(i: int, image: Path, accel: str, port: int) -> dict:
     pid = int((STATE / f"{name}.pid").read_text())
     return {
         "name": name,
+        "index": i,
         "pid": pid,
         "port": port,
         "rail_host_index": 10 + i,
@@ -340,9 +329,21 @@ def wait_for_ssh(vms: list[dict]) -> None:
             time.sleep(3)
 
 
-def up(count: int) -> None:
+def recable(state: dict, swapped: list[str]) -> None:
+    """Plug every VM's fabric NICs as planned, or swapped for the VMs named."""
+    for vm in state["vms"]:
+        lab_fabric.cable(STATE, vm["index"], len(RAIL_NETS), vm["name"] in swapped)
+    state["swapped"] = sorted(swapped)
+    (STATE / "state.json").write_text(json.dumps(state, indent=2))
+    if swapped:
+        say(f"rails 0 and 1 swapped on {', '.join(sorted(swapped))}")
+
+
+def up(count: int, swapped: list[str]) -> None:
     state = read_state()
     if lab_running(state) and len(state["vms"]) == count and all(ssh_ok(vm) for vm in state["vms"]):
+        if sorted(swapped) != state.get("swapped", []):
+            recable(state, swapped)
         write_inventory(state["vms"])
         say(f"lab is already up ({count} VMs); inventory {INVENTORY.relative_to(REPO)}")
         return
@@ -352,16 +353,24 @@ def up(count: int) -> None:
     accel = choose_accel(image)
     STATE.mkdir(parents=True, exist_ok=True)
     ports = [p for p in range(SSH_PORT_BASE, SSH_PORT_BASE + 200) if port_free(p)][:count]
-    with Timer(f"booting {count} VMs ({accel}) and waiting for SSH"):
-        pids = [start_switch(rail) for rail in range(len(RAIL_NETS))]
-        vms = [start_vm(i, image, accel, ports[i - 1]) for i in range(1, count + 1)]
-        state = {"vms": vms, "switch_pid": pids[0], "switch_pids": pids, "image": str(image)}
+    state = {"image": str(image), "vms": []}
+    try:
+        with Timer(f"booting {count} VMs ({accel}) and waiting for SSH"):
+            lab_fabric.start(STATE, len(RAIL_NETS), state)
+            for i in range(1, count + 1):
+                state["vms"].append(start_vm(i, image, accel, ports[i - 1]))
+            recable(state, swapped)
+            write_known_hosts(state["vms"], image)
+            wait_for_ssh(state["vms"])
+    except BaseException:
+        # What started is stopped: a failed `up` leaves no switch or VM behind.
         (STATE / "state.json").write_text(json.dumps(state, indent=2))
-        write_known_hosts(vms, image)
-        wait_for_ssh(vms)
-    write_inventory(vms)
+        down(quiet=True)
+        raise
+    write_inventory(state["vms"])
     say(
-        f"lab is up: {', '.join(vm['name'] for vm in vms)}; inventory {INVENTORY.relative_to(REPO)}"
+        f"lab is up: {', '.join(vm['name'] for vm in state['vms'])}; "
+        f"inventory {INVENTORY.relative_to(REPO)}"
     )
 
 
@@ -369,7 +378,7 @@ def down(quiet: bool = False) -> None:
     state = read_state()
     pids = []
     if state:
-        pids = [vm["pid"] for vm in state["vms"]] + switch_pids(state)
+        pids = [vm["pid"] for vm in state["vms"]] + fabric_pids(state)
     for pid in pids:
         if pid_alive(pid):
             os.kill(pid, signal.SIGTERM)
@@ -398,7 +407,9 @@ def status() -> int:
         alive = "running" if pid_alive(vm["pid"]) else "stopped"
         index = vm.get("rail_host_index", 0)
         rails = " ".join(f"rail{k} {net}.{index}" for k, net in enumerate(RAIL_NETS))
-        print(f"{vm['name']}  {alive}  ssh 127.0.0.1:{vm['port']}  {rails}  {vm['accel']}")
+        cables = "rails swapped" if vm["name"] in state.get("swapped", []) else "cabled as planned"
+        where = f"ssh 127.0.0.1:{vm['port']}"
+        print(f"{vm['name']}  {alive}  {where}  {rails}  {vm['accel']}  {cables}")
     return 0 if lab_running(state) else 1
 
 
@@ -410,6 +421,13 @@ def main() -> int:
     sub.add_parser("image")
     up_parser = sub.add_parser("up")
     up_parser.add_argument("--count", type=int, default=int(os.environ.get("RDMA_LAB_VMS", "3")))
+    up_parser.add_argument(
+        "--swap-rails", action="append", default=[], metavar="NAME",
+        help="plug NAME's two fabric NICs into each other's rail (repeatable)",
+    )  # fmt: skip
+    swap_parser = sub.add_parser("swap-rails")
+    swap_parser.add_argument("name")
+    swap_parser.add_argument("--back", action="store_true", help="plug them as planned again")
     sub.add_parser("down")
     sub.add_parser("status")
     ssh_parser = sub.add_parser("ssh")
@@ -421,7 +439,19 @@ def main() -> int:
     elif args.command == "up":
         if not 2 <= args.count <= 16:
             parser.error("--count must be between 2 and 16")
-        up(args.count)
+        names = {vm_name(i) for i in range(1, args.count + 1)}
+        unknown = sorted(set(args.swap_rails) - names)
+        if unknown:
+            parser.error(f"--swap-rails: no lab VM named {', '.join(unknown)}")
+        up(args.count, args.swap_rails)
+    elif args.command == "swap-rails":
+        state = read_state()
+        if not lab_running(state):
+            parser.error("the lab is down: run `rdmalab.py up` first")
+        if args.name not in {vm["name"] for vm in state["vms"]}:
+            parser.error(f"no lab VM named {args.name}")
+        swapped = set(state.get("swapped", [])) - {args.name}
+        recable(state, sorted(swapped if args.back else swapped | {args.name}))
     elif args.command == "down":
         down()
     elif args.command == "status":

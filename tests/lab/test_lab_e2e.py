@@ -12,6 +12,9 @@ its peers' ingress and lab2's first perftest client failing once (a wrapper, the
 verify.yml must name exactly lab3's rail0 bad, as sender, and report the lab1-lab2 pair
 flaky on rail0.
 Then (test_lab_two_rails): addresses, rules and sysctls of both rails from rdma_rails.
+Last (test_lab_swapped_cables_are_named): lab3's two fabric NICs re-plugged into each
+other's rail (rdmalab.py swap-rails), verify.yml must name one finding, "rails 0 and 1
+look swapped", and run lab3's rail0 tests not at all, with that reason.
 RDMA_LAB_KEEP=1 leaves the lab up afterwards.
 """
 
@@ -184,6 +187,14 @@ def test_lab_end_to_end(lab):
     # RoCE v2 GID, the one perftest uses) and MTU.
     checks = {c["check"] for c in report["checks"]}
     assert checks >= {"port state", "rail address", "rail MTU", "active MTU"}, checks
+    # Cabling, read by the VMs' real lldpd (rdma_rails installed it on eth1/eth2) from
+    # each rail's leaf stand-in, the other VMs' own LLDP on the segment left out.
+    cabling = sorted((c["host"], c["detail"]) for c in report["checks"] if c["check"] == "cabling")
+    assert cabling == sorted(
+        (host, f"cabled to leaf-rail{rail} swp1 as planned")
+        for host in ("lab1", "lab2", "lab3")
+        for rail in (0, 1)
+    ), cabling
     files = {p.name for p in (REPO / "reports" / "latest").iterdir()}
     assert {"results.json", "report.md", "report.html", "junit.xml"} <= files
     # The VMs' virtio NICs have no DCB (roce_host_qos_require_hw: false), but the RDMA-CM
@@ -577,3 +588,58 @@ def test_lab_rdma_cm_traffic_carries_the_policy_tos(lab):
     assert "BW average" in client.stdout or "BW average" in server_out, client.stdout
     assert sum(seen["tos"].values()) >= 20, seen
     assert set(seen["tos"]) == {ROCE_TOS}, f"RoCE frames by ToS {seen}, policy ToS {ROCE_TOS}"
+
+
+def test_lab_swapped_cables_are_named(lab):
+    """lab3's cables swapped while it runs (its eth1, rail0's netdev, now on rail1's segment
+    and eth2 on rail0's): the cabling check, before any traffic, names the pair as one
+    finding from the real lldpd's neighbours, lab3's rail0 tests are not run with that
+    reason, and lab1-lab2 still pass. The cables are put back afterwards."""
+    start = time.monotonic()
+    swap = subprocess.run([*LAB, "swap-rails", "lab3"], cwd=REPO, timeout=60, check=False)
+    assert swap.returncode == 0
+    try:
+        # The leaves' LLDP TTL is 8 s: lab3's lldpd forgets its old leaves by then.
+        time.sleep(10)
+        run = run_timed(
+            "swapped cables (lab3 rails 0 and 1, verify.yml)",
+            ansible_playbook("rdma.fabric.verify"),
+            900,
+        )
+    finally:
+        subprocess.run([*LAB, "swap-rails", "lab3", "--back"], cwd=REPO, timeout=60, check=False)
+    TIMINGS.append(("swapped cables", time.monotonic() - start))
+    assert run.returncode != 0, run.stdout[-6000:]
+    report = latest_report()
+    failed = [
+        (c["host"], c["detail"])
+        for c in report["checks"]
+        if c["check"] == "cabling" and not c["ok"]
+    ]
+    print(f"[e2e] swapped cables: {failed}")
+    assert failed == [
+        (
+            "lab3",
+            "lab3 rail0 (rxe0) reaches leaf-rail1 swp1; the plan says leaf-rail0: "
+            "rails 0 and 1 look swapped",
+        )
+    ], failed
+    passed = {
+        (c["host"], c["detail"]) for c in report["checks"] if c["check"] == "cabling" and c["ok"]
+    }
+    assert passed == {
+        (host, f"cabled to leaf-rail{rail} swp1 as planned")
+        for host in ("lab1", "lab2")
+        for rail in (0, 1)
+    }, passed
+    main = [p for p in report["pairs"] if p["phase"] == "main"]
+    assert {(p["server"], p["client"]) for p in main if p["outcome"] in ("passed", "flaky")} == {
+        ("lab1", "lab2"),
+        ("lab2", "lab1"),
+    }, main
+    skipped = [p for p in main if "lab3" in (p["server"], p["client"])]
+    assert skipped and all(
+        "cabling: rails 0 and 1 look swapped" in (p["error"] or "") for p in skipped
+    ), skipped
+    # No "bad HCA" on lab3: the cabling finding is the verdict.
+    assert report["summary"]["bad_rails"] == [], report["summary"]

@@ -277,6 +277,28 @@ def test_host_side_lldp_bound_to_rails():
     assert observed["rail1"] == []
 
 
+def test_host_side_lldp_leaves_the_fabric_hosts_out():
+    """A segment that floods LLDP (a hub, a switch forwarding the nearest-bridge group, the
+    lab's vde segments) lets a rail netdev hear the other hosts' lldpd beside its leaf:
+    the hosts are not leaves, so the rail is judged on its leaf alone, not "several
+    switches"."""
+    neighbors = {
+        "ens1f0np0": [
+            {"switch": "gpu-b08.example.net", "port": "ens1f0np0"},
+            {"switch": "leaf-eos", "port": "Ethernet7/1"},
+            {"switch": "GPU-B09", "port": "ens1f0np0"},
+        ],
+        "ens2f0np0": [{"switch": "gpu-b08", "port": "ens2f0np0"}],
+    }
+    observed = observed_from_lldp(neighbors, HOST_RAILS, peers=["gpu-b07", "gpu-b08", "gpu-b09"])
+    assert observed["rail0"] == [
+        {"switch": "leaf-eos", "port": "Ethernet7/1", "via": "LLDP (host)"}
+    ]
+    assert observed["rail1"] == []
+    # Without the fabric's hosts, the same reading has three "switches" on rail0.
+    assert len(observed_from_lldp(neighbors, HOST_RAILS)["rail0"]) == 3
+
+
 # ------------------------------------------------------ the module, on a stand-in lldpcli
 
 

@@ -440,16 +440,22 @@ def parse_eos_lldp(text):
 # ------------------------------------------------------- readings bound to a host's rails
 
 
-def observed_from_lldp(neighbors, rails):
+def observed_from_lldp(neighbors, rails, peers=()):
     """{rail: [{switch, port}]} of one host from its lldpcli reading.
 
     neighbors: parse_lldpcli_*; rails: the host's rails ({rail, netdev, ...}, as
-    verify_host_health lists them)."""
+    verify_host_health lists them). peers: the fabric's hosts, whose own lldpd a rail
+    netdev hears where the segment floods LLDP (a hub, a switch forwarding the
+    nearest-bridge group, the lab's vde segments): a host is not the rail's leaf, so
+    those neighbours are left out."""
+    hosts = {switch_key(peer) for peer in peers}
     out = {}
     for rail in rails:
         seen = neighbors.get(rail.get("netdev")) or []
         out[rail["rail"]] = [
-            {"switch": n.get("switch"), "port": n.get("port"), "via": "LLDP (host)"} for n in seen
+            {"switch": n.get("switch"), "port": n.get("port"), "via": "LLDP (host)"}
+            for n in seen
+            if switch_key(n.get("switch")) not in hosts
         ]
     return out
 
@@ -684,7 +690,8 @@ def judge_into_health(health, plan, host, lldp=None, ib_text=None, node_guids=No
     ib = [r for r in rails if r.get("link_layer") == "InfiniBand"]
     eth = [r for r in rails if r not in ib]
     if eth:
-        observed.update(observed_from_lldp((lldp or {}).get("neighbors") or {}, eth))
+        neighbors = (lldp or {}).get("neighbors") or {}
+        observed.update(observed_from_lldp(neighbors, eth, peers=plan))
     if ib:
         if ib_text:
             observed.update(observed_from_ib(parse_ibnetdiscover(ib_text), ib, host, node_guids))
