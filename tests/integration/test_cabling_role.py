@@ -118,6 +118,10 @@ def test_a_swapped_pair_is_one_finding_and_its_tests_are_not_run(
     }
     lab3 = [p for p in results["pairs"] if "lab3" in (p["server"], p["client"])]
     assert lab3 and all("cabling: rails 0 and 1 look swapped" in (p["error"] or "") for p in lab3)
+    # Skipped, not failed: the swap is the one finding, not "bad HCAs" on lab3's rails.
+    assert {p["outcome"] for p in lab3} == {"not run"}, lab3
+    assert results["summary"]["bad_rails"] == [] and results["summary"]["bad_hosts"] == []
+    assert results["summary"]["tests_failed"] == 0, results["summary"]
     # lab1-lab2 ran on both rails in both directions (every host sends and receives on
     # every rail), passed, or flaky under a loaded machine.
     others = [

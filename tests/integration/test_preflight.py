@@ -113,6 +113,7 @@ def lab_inventory_up(tmp_path, monkeypatch):
     """The lab inventory as `rdmalab.py up` leaves it (its own write_inventory)."""
     lab = tmp_path / "lab"
     shutil.copytree(REPO / "inventories" / "lab", lab)
+    monkeypatch.syspath_prepend(str(REPO / "tests" / "lab"))  # rdmalab imports lab_fabric
     spec = importlib.util.spec_from_file_location("rdmalab", REPO / "tests" / "lab" / "rdmalab.py")
     rdmalab = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rdmalab)

@@ -68,7 +68,10 @@ def _counts_line(s, mode):
     if s.get("tests_peer_lost"):
         line += f", {s['tests_peer_lost']} peer lost (a host lost during traffic)"
     if s.get("tests_not_run"):
-        line += f", {s['tests_not_run']} not run (no pass mark: see the rail rate check)"
+        line += (
+            f", {s['tests_not_run']} not run (each with its reason: a miscabled rail, no pass "
+            "mark)"
+        )
     return line + "."
 
 
