@@ -69,8 +69,7 @@ def _counts_line(s, mode):
         line += f", {s['tests_peer_lost']} peer lost (a host lost during traffic)"
     if s.get("tests_not_run"):
         line += (
-            f", {s['tests_not_run']} not run (each with its reason: a miscabled rail, no pass "
-            "mark)"
+            f", {s['tests_not_run']} not run (each with its reason: a miscabled rail, no pass mark)"
         )
     return line + "."
 
