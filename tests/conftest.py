@@ -5,7 +5,9 @@ Ansible CLIs against this repository."""
 
 from __future__ import annotations
 
+import datetime
 import fcntl
+import ipaddress
 import json
 import os
 import shutil
@@ -225,3 +227,42 @@ def module_with_tool(monkeypatch, capsys):
         return run
 
     return bind
+
+
+@pytest.fixture(scope="session")
+def tls(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1 (its own CA), made with cryptography: the
+    NVUE API stand-in serves HTTPS with it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "nvue-standin")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    folder = tmp_path_factory.mktemp("tls")
+    certfile, keyfile = folder / "cert.pem", folder / "key.pem"
+    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    keyfile.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return str(certfile), str(keyfile)

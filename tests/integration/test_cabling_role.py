@@ -17,7 +17,8 @@ from pathlib import Path
 
 from test_rdma_verify_role import STANDIN, build_host
 
-LLDPCLI = Path(__file__).resolve().parents[1] / "standins" / "lldpcli.py"
+STANDINS = Path(__file__).resolve().parents[1] / "standins"
+LLDPCLI = STANDINS / "lldpcli.py"
 
 PLAY = """\
 - name: rdma_verify with a cabling plan
@@ -192,3 +193,108 @@ def test_preflight_refuses_a_bad_cabling_plan_before_any_host(run_cli, tmp_path)
     out = proc.stdout + proc.stderr
     assert "gpu-02: rdma_rail_host_index 2 is missing from rdma_cabling_ports.leaf-rail0" in out
     assert "gpu-01" not in doc["stats"]
+
+
+# --- the leaves' own LLDP tables (verify.yml's switch play) ----------------------------
+
+
+def test_the_leaves_own_lldp_tables_name_a_swap_the_host_cannot_see(
+    run_playbook, tmp_path, verify_ports, tls
+):
+    """The collection's verify.yml with two managed leaves: leaf-rail0 a Cumulus switch
+    (the NVUE API stand-in, its interfaces' operational LLDP neighbours) and leaf-rail1 a
+    SONiC switch (the redis-dump stand-in over APPL_DB's LLDP_ENTRY_TABLE). The hosts'
+    lldpd hear nothing; the leaves see lab3's rail netdevs swapped: rail0's ens0 on
+    leaf-rail1 Ethernet8, rail1's ens1 on leaf-rail0 swp3. The switch play reads each leaf
+    once, the check names the pair as one finding, and lab1 and lab2 are cabled as
+    planned, each on its mapped port."""
+    sys.path.insert(0, str(STANDINS))
+    from nvue_api import NvueStandin
+
+    # verify.yml sets no RDMA_LLDP_HOST per host: every host's lldpcli hears nothing, so
+    # the leaves' tables alone judge (host and switch readings merged: unit-tested).
+    host_lldp = {}
+    env = setup(tmp_path, host_lldp)
+
+    def neighbor(host, port):
+        return {"1": {"chassis": {"system-name": host}, "port": {"name": port}}}
+
+    nvue = NvueStandin(applied={"system": {"build": "Cumulus Linux 5.9.1"}})
+    nvue.operational = {
+        "interface": {
+            "swp1": {"lldp": {"neighbor": neighbor("lab1", "ens0")}},
+            "swp2": {"lldp": {"neighbor": neighbor("lab2", "ens0")}},
+            "swp3": {"lldp": {"neighbor": neighbor("lab3", "ens1")}},
+            "swp4": {"lldp": {}},
+        }
+    }
+    nvue.start(*tls)
+    appl_db = {
+        f"LLDP_ENTRY_TABLE:{port}": {
+            "lldp_rem_sys_name": host,
+            "lldp_rem_port_id_subtype": "5",
+            "lldp_rem_port_id": netdev,
+            "lldp_rem_port_desc": netdev,
+        }
+        for port, host, netdev in (
+            ("Ethernet0", "lab1", "ens1"),
+            ("Ethernet4", "lab2", "ens1"),
+            ("Ethernet8", "lab3", "ens0"),
+        )
+    }
+    (tmp_path / "appl_db.json").write_text(json.dumps(appl_db))
+    hosts = (tmp_path / "hosts.ini").read_text()
+    (tmp_path / "hosts.ini").write_text(
+        hosts
+        + "\n[switches]\n"
+        + f"leaf-rail0 ansible_connection=local ansible_host=127.0.0.1 rdma_switch_os=cumulus "
+        f"roce_switch_qos_nvue_port={nvue.port} roce_switch_qos_ca_path={tls[0]} "
+        "roce_switch_qos_use_proxy=false roce_switch_qos_nvue_password=CumulusLinux!\n"
+        "leaf-rail1 ansible_connection=local rdma_switch_os=sonic "
+        "roce_switch_qos_sonic_become=false\n"
+    )
+    more = extra(
+        tmp_path,
+        rdma_cabling_ports={
+            "leaf-rail0": {1: "swp1", 2: "swp2", 3: "swp3"},
+            "leaf-rail1": {1: "Ethernet0", 2: "Ethernet4", 3: "Ethernet8"},
+        },
+        **verify_ports,
+    )
+    try:
+        proc = run_playbook(
+            "-i",
+            str(tmp_path / "hosts.ini"),
+            "rdma.fabric.verify",
+            "-e",
+            json.dumps(more),
+            env={
+                **env,
+                "PATH": os.pathsep.join([str(STANDINS / "sonic"), env["PATH"]]),
+                "SONIC_STANDIN_APPL_DB": str(tmp_path / "appl_db.json"),
+                "RDMA_LLDP_HOST": "",
+            },
+            timeout=600,
+        )
+    finally:
+        nvue.stop()
+    output = proc.output
+    reads = [r for r in nvue.log if "interface" in str(r)]
+    assert len(reads) == 1, (nvue.log, output[-3000:])  # one read of the Cumulus leaf
+    results = json.loads((tmp_path / "reports" / "latest" / "results.json").read_text())
+    cabling = [c for c in results["checks"] if c["check"] == "cabling"]
+    failed = [(c["host"], c["detail"]) for c in cabling if not c["ok"]]
+    assert failed == [
+        (
+            "lab3",
+            "lab3 rail0 (mlx5_30) reaches leaf-rail1 Ethernet8; the plan says leaf-rail0: "
+            "rails 0 and 1 look swapped",
+        )
+    ], output[-5000:]
+    assert {(c["host"], c["detail"]) for c in cabling if c["ok"]} == {
+        ("lab1", "cabled to leaf-rail0 swp1 as planned"),
+        ("lab1", "cabled to leaf-rail1 Ethernet0 as planned"),
+        ("lab2", "cabled to leaf-rail0 swp2 as planned"),
+        ("lab2", "cabled to leaf-rail1 Ethernet4 as planned"),
+    }
+    assert proc.returncode == 2, output[-3000:]

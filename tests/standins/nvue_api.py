@@ -20,6 +20,10 @@ Recommendations"; request/reply shapes as in their samples):
   GET    /nvue_v1/revision/<id>              the revision's state object
   PATCH  /nvue_v1/revision/applied           {"state": "save", ...}: startup := applied
   GET    /nvue_v1/<path>?rev=applied|startup|<id>[&filled=false]
+  GET    /nvue_v1/<path>[?rev=operational]   the applied configuration with operational
+                                             state (the stand-in's `operational`, e.g.
+                                             interface/<swp>/lldp/neighbor/<id>: {chassis:
+                                             {system-name}, port: {name}})
 
 It rejects what breaks the contract: no or wrong basic authentication (401), a body
 that is not JSON or not sent as application/json (400/415), staging without ?rev= or
@@ -41,7 +45,8 @@ PATCH against its OpenAPI schema; the message wording here is the stand-in's).
 
 Stand-in specifics (not in NVUE): `id_style` picks numeric ids ("1") or the 5.0-5.5
 changeset ids; `validator(config) -> [(location, reason)]` decides what is invalid;
-`log` records every request; `revisions` every revision.
+`log` records every request; `revisions` every revision; `operational` the state shown
+over the applied configuration in the operational view.
 """
 
 from __future__ import annotations
@@ -248,6 +253,9 @@ class NvueStandin:
     def __init__(self, user="cumulus", password="CumulusLinux!", applied=None, id_style="numeric"):
         self.user, self.password = user, password
         self.applied = copy.deepcopy(applied or {})
+        # Operational state only (never configured): shown by GET without ?rev= or with
+        # rev=operational, as NVUE shows its operational view.
+        self.operational = {}
         self.startup = copy.deepcopy(self.applied)
         self.id_style = id_style
         self.validator = lambda config: []
@@ -418,7 +426,12 @@ class NvueStandin:
     def _config_call(self, method, parts, query, headers, raw_body):
         rev = query.get("rev")
         if method == "GET":
-            if rev in (None, "applied", "operational"):
+            if rev in (None, "operational"):
+                # NVUE's default view: the applied configuration with the switch's
+                # operational state (here: what the test put in `operational`, e.g. each
+                # interface's lldp neighbours, read-only).
+                tree = _merge(self.applied, self.operational)
+            elif rev == "applied":
                 tree = self.applied
             elif rev == "startup":
                 tree = self.startup

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.cabling import (
     expected_cabling,
     judge_host,
+    judge_into_health,
     observed_from_lldp,
     observed_from_switches,
     parse_eos_lldp,
@@ -28,6 +30,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils.cabling import (
     parse_lldpcli_keyvalue,
     parse_nvue_lldp,
     parse_sonic_lldp,
+    parse_switch_lldp,
+    rail_leaves,
 )
 from ansible_collections.rdma.fabric.plugins.modules import rail_neighbors_info
 
@@ -297,6 +301,72 @@ def test_host_side_lldp_leaves_the_fabric_hosts_out():
     assert observed["rail1"] == []
     # Without the fabric's hosts, the same reading has three "switches" on rail0.
     assert len(observed_from_lldp(neighbors, HOST_RAILS)["rail0"]) == 3
+
+
+def test_host_and_switch_readings_are_merged_into_one_judgement():
+    """The host hears its leaf on rail0 only; the leaves' own tables see rail0 on the same
+    port (one entry, not "several") and rail1 on leaf-sonic: both rails as planned."""
+    plan, errors = expected_cabling(RAILS[:2], {"gpu-b07": {}})
+    assert not errors
+    health = {
+        "rails": [dict(r, link_layer="Ethernet") for r in HOST_RAILS[:2]],
+        "checks": [],
+    }
+    lldp = {"neighbors": {"ens1f0np0": [{"switch": RAILS[0]["leaf"], "port": "swp7"}]}}
+    reads = {
+        RAILS[0]["leaf"]: {"swp7": [{"host": "gpu-b07", "port": "ens1f0np0"}]},
+        RAILS[1]["leaf"]: {"Ethernet28": [{"host": "gpu-b07", "port": "ens2f0np0"}]},
+    }
+    judged = judge_into_health(health, plan, "gpu-b07", lldp, switch_reads=reads)
+    details = [c["detail"] for c in judged["checks"]]
+    assert details == [
+        f"cabled to {RAILS[0]['leaf']} swp7 as planned",
+        f"cabled to {RAILS[1]['leaf']} Ethernet28 as planned",
+    ], details
+    # The host's reading alone leaves rail1 without a neighbour.
+    alone = judge_into_health(health, plan, "gpu-b07", lldp)
+    assert [c["ok"] for c in alone["checks"]] == [True, False]
+
+
+def test_switch_lldp_reads_each_os_and_refuses_an_unknown_one():
+    dump = {
+        "LLDP_ENTRY_TABLE:Ethernet8": {
+            "type": "hash",
+            "value": {"lldp_rem_sys_name": "gpu-b07", "lldp_rem_port_id": "ens1f0np0"},
+        }
+    }
+    assert parse_switch_lldp("sonic", json.dumps(dump)) == {
+        "Ethernet8": [{"host": "gpu-b07", "port": "ens1f0np0"}]
+    }
+    eos = {
+        "lldpNeighbors": [
+            {
+                "port": "Ethernet7/1",
+                "neighborDevice": "gpu-b07",
+                "neighborPort": "ens1f0np0",
+                "ttl": 120,
+            }
+        ]
+    }
+    assert parse_switch_lldp("eos", eos) == {
+        "Ethernet7/1": [{"host": "gpu-b07", "port": "ens1f0np0"}]
+    }
+    with pytest.raises(ValueError, match="rdma_switch_os 'junos': no LLDP reader"):
+        parse_switch_lldp("junos", "{}")
+
+
+def test_rail_leaves_from_leaf_and_leaf_group():
+    rails = [
+        {"name": "r0", "leaf": "leaf-a"},
+        {"name": "r1", "leaf_group": "r1_leaves"},
+        {"name": "r2", "leaf": "leaf-a"},
+        "junk",
+    ]
+    assert rail_leaves(rails, {"r1_leaves": ["leaf-b1", "leaf-b2"]}) == [
+        "leaf-a",
+        "leaf-b1",
+        "leaf-b2",
+    ]
 
 
 # ------------------------------------------------------ the module, on a stand-in lldpcli

@@ -4,7 +4,10 @@
 """Filters of rdma_verify's cabling check (module_utils/cabling.py holds the logic).
 
 cabling_plan(rails, hostvars, hosts, port_maps, groups, mode) -> {host: {rail: leaf, port}}
-cabling_judge(health, plan, host, lldp, ib_text, node_guids) -> health with the check
+cabling_judge(health, plan, host, lldp, ib_text, node_guids, switch_reads) -> health
+    with the check
+switch_lldp(reading, switch_os, switch) -> {port: [{host, port}]} of one leaf
+cabling_leaves(rails, groups) -> the leaves the rails name
 """
 
 from __future__ import annotations
@@ -20,13 +23,31 @@ def cabling_plan(rails, hostvars, hosts, port_maps=None, groups=None, mode="auto
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def cabling_judge(health, plan, host, lldp=None, ib_text=None, node_guids=None):
+def cabling_judge(health, plan, host, lldp=None, ib_text=None, node_guids=None, switch_reads=None):
     try:
-        return cabling.judge_into_health(health, plan, host, lldp, ib_text, node_guids)
+        return cabling.judge_into_health(
+            health, plan, host, lldp, ib_text, node_guids, switch_reads
+        )
     except (KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"cabling_judge: {exc}") from exc
 
 
+def switch_lldp(reading, switch_os, switch=None):
+    try:
+        return cabling.parse_switch_lldp(switch_os, reading, switch)
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise AnsibleFilterError(f"switch_lldp ({switch}): {exc}") from exc
+
+
+def cabling_leaves(rails, groups=None):
+    return cabling.rail_leaves(rails, groups)
+
+
 class FilterModule:
     def filters(self):
-        return {"cabling_plan": cabling_plan, "cabling_judge": cabling_judge}
+        return {
+            "cabling_plan": cabling_plan,
+            "cabling_judge": cabling_judge,
+            "switch_lldp": switch_lldp,
+            "cabling_leaves": cabling_leaves,
+        }

@@ -153,6 +153,20 @@ def expected_cabling(rails, hosts_vars, port_maps=None, groups=None, mode="auto"
     return (None, errors) if errors else (plan, [])
 
 
+def rail_leaves(rails, groups=None):
+    """The leaves the rails name, as written: each ``leaf`` and every member of each
+    ``leaf_group`` (the switches a cabling check reads from their side)."""
+    out = []
+    for rail in rails or []:
+        if not isinstance(rail, dict):
+            continue
+        names = [rail["leaf"]] if rail.get("leaf") else []
+        if rail.get("leaf_group"):
+            names += list((groups or {}).get(rail["leaf_group"]) or [])
+        out += [name for name in names if name not in out]
+    return out
+
+
 def _one(values):
     return values[0] if len(values) == 1 else None
 
@@ -409,15 +423,18 @@ def parse_nvue_lldp(switch, interfaces):
 
 
 def parse_sonic_lldp(text):
-    """{switch port: [{host, port}]} from SONiC's APPL_DB LLDP_ENTRY_TABLE as
-    ``sonic-db-cli APPL_DB HGETALL`` per key, given as JSON {"LLDP_ENTRY_TABLE:Ethernet0":
-    {lldp_rem_sys_name, lldp_rem_port_id, lldp_rem_port_desc, ...}} (sonic-buildimage
-    dockers/docker-lldp lldp_syncd: the remote fields it writes)."""
+    """{switch port: [{host, port}]} from SONiC's APPL_DB LLDP_ENTRY_TABLE as JSON
+    {"LLDP_ENTRY_TABLE:Ethernet0": {lldp_rem_sys_name, lldp_rem_port_id,
+    lldp_rem_port_desc, ...}} (sonic-buildimage dockers/docker-lldp lldp_syncd: the remote
+    fields it writes), or as ``redis-dump -d 0 -k 'LLDP_ENTRY_TABLE:*'`` prints it, each
+    key's hash under "value" beside its "type" (and "ttl", "expireat" with -y)."""
     data = json.loads(text) if isinstance(text, str) else text
     out = {}
     for key, fields in (data or {}).items():
         port = key.split(":", 1)[1] if ":" in key else key
         fields = fields or {}
+        if isinstance(fields.get("value"), dict) and "type" in fields:  # redis-dump
+            fields = fields["value"]
         remote = fields.get("lldp_rem_port_id")
         if fields.get("lldp_rem_port_id_subtype") == "3":  # a MAC address (IEEE 802.1AB)
             remote = fields.get("lldp_rem_port_desc") or remote
@@ -435,6 +452,23 @@ def parse_eos_lldp(text):
             {"host": row.get("neighborDevice"), "port": row.get("neighborPort")}
         )
     return out
+
+
+SWITCH_PARSERS = {"cumulus": "nvue", "sonic": "sonic", "eos": "eos"}
+
+
+def parse_switch_lldp(switch_os, reading, switch=None):
+    """{switch port: [{host, port}]} from one leaf's LLDP table, by its rdma_switch_os:
+    cumulus (NVUE GET /interface), sonic (LLDP_ENTRY_TABLE), eos (show lldp neighbors)."""
+    if switch_os == "cumulus":
+        return parse_nvue_lldp(switch, reading)
+    if switch_os == "sonic":
+        return parse_sonic_lldp(reading)
+    if switch_os == "eos":
+        return parse_eos_lldp(reading)
+    raise ValueError(
+        f"rdma_switch_os {switch_os!r}: no LLDP reader (one of {', '.join(SWITCH_PARSERS)})"
+    )
 
 
 # ------------------------------------------------------- readings bound to a host's rails
@@ -673,14 +707,32 @@ def plan_for_play(rails, hostvars, hosts, port_maps=None, groups=None, mode="aut
     return plan
 
 
-def judge_into_health(health, plan, host, lldp=None, ib_text=None, node_guids=None):
+def _merged(first, second):
+    """Both readings of each rail, the second's entries that the first lacks added (a
+    leaf port seen from the host and from the switch is one entry)."""
+    out = {}
+    for rail in set(first) | set(second):
+        entries = list(first.get(rail) or [])
+        seen = {(switch_key(e.get("switch")), port_key(e.get("port"))) for e in entries}
+        for entry in second.get(rail) or []:
+            if (switch_key(entry.get("switch")), port_key(entry.get("port"))) not in seen:
+                entries.append(entry)
+        out[rail] = entries
+    return out
+
+
+def judge_into_health(
+    health, plan, host, lldp=None, ib_text=None, node_guids=None, switch_reads=None
+):
     """This host's health with the cabling check(s) added, ``cabling`` ({rows,
     miscabled}) set, and each miscabled rail taken out of the tests: its ``device`` is
     None and ``missing`` says why, as for a rail without a port, so that the planner
     reports those tests as not run with the reason.
 
     lldp: rail_neighbors_info's result (RoCE); ib_text: one ibnetdiscover read (IB);
-    node_guids: {device: node GUID} (rdma_health_info's devices)."""
+    node_guids: {device: node GUID} (rdma_health_info's devices); switch_reads: {leaf:
+    {port: [{host, port}]}} from the managed leaves' own LLDP tables (parse_switch_lldp),
+    added to the host's reading (RoCE)."""
     expected = (plan or {}).get(host)
     if not expected:
         return health
@@ -691,7 +743,12 @@ def judge_into_health(health, plan, host, lldp=None, ib_text=None, node_guids=No
     eth = [r for r in rails if r not in ib]
     if eth:
         neighbors = (lldp or {}).get("neighbors") or {}
-        observed.update(observed_from_lldp(neighbors, eth, peers=plan))
+        observed.update(
+            _merged(
+                observed_from_lldp(neighbors, eth, peers=plan),
+                observed_from_switches(switch_reads, eth, host),
+            )
+        )
     if ib:
         if ib_text:
             observed.update(observed_from_ib(parse_ibnetdiscover(ib_text), ib, host, node_guids))
