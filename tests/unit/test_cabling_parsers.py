@@ -430,3 +430,19 @@ def test_a_port_that_is_down_is_not_judged_for_cabling():
     ], checks
     assert judged["cabling"]["miscabled"] == {}
     assert [r["device"] for r in judged["rails"]] == ["mlx5_0", "mlx5_1"]
+
+
+def test_a_rail_on_the_leaf_of_a_rail_that_is_down_names_that_rail():
+    """lab3's eth1 down and its eth2 on rail0's leaf (the e2e's swapped cables with a port
+    down): rail0 is not judged, but its leaf is still rail0's, not "no rail's leaf"."""
+    plan, errors = expected_cabling(RAILS[:2], {"gpu-b07": {}})
+    assert not errors
+    rails = [dict(r, link_layer="Ethernet") for r in HOST_RAILS[:2]]
+    rails[0]["active"] = False
+    lldp = {"neighbors": {"ens2f0np0": [{"switch": RAILS[0]["leaf"], "port": "Et7"}]}}
+    judged = judge_into_health({"rails": rails, "checks": []}, plan, "gpu-b07", lldp)
+    failed = [c["detail"] for c in judged["checks"] if not c["ok"]]
+    assert failed == [
+        f"gpu-b07 rail1 (mlx5_1) reaches {RAILS[0]['leaf']} Et7; the plan says "
+        f"{RAILS[1]['leaf']} (rail rail0's leaf)"
+    ], failed

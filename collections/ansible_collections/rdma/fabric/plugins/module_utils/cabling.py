@@ -552,10 +552,12 @@ def _rail_pair(one, two):
     return f"rails {a} and {b}"
 
 
-def judge_host(host, expected, observed, rails):
+def judge_host(host, expected, observed, rails, owners=None):
     """{rows, checks, miscabled} for one host.
 
-    expected: expected_cabling's rows of this host ({rail: {leaves, leaf, port}}).
+    expected: expected_cabling's rows of this host ({rail: {leaves, leaf, port}}) that are
+    judged; owners: every planned rail's rows (default expected), whose leaves a judged
+    rail may reach instead of its own ("rail 0's leaf" even when rail 0 is not judged).
     observed: {rail: [{switch, port}]}. rails: the host's rails ({rail, device, netdev}).
     rows: one per planned rail: {host, rail, device, netdev, planned_leaf, planned_port,
     leaf, port, status (planned|swapped|wrong rail|wrong port|unknown switch|no neighbour),
@@ -564,7 +566,7 @@ def judge_host(host, expected, observed, rails):
     """
     info = {r["rail"]: r for r in rails}
     owner = {}
-    for rail, want in expected.items():
+    for rail, want in (owners or expected).items():
         for leaf in want["leaves"]:
             owner[switch_key(leaf)] = rail
     rows = {}
@@ -760,7 +762,9 @@ def judge_into_health(
             observed.update(observed_from_ib(parse_ibnetdiscover(ib_text), ib, host, node_guids))
         else:
             problems.append("no fabric-wide InfiniBand read (ibnetdiscover)")
-    judged = judge_host(host, {r["rail"]: expected[r["rail"]] for r in rails}, observed, rails)
+    judged = judge_host(
+        host, {r["rail"]: expected[r["rail"]] for r in rails}, observed, rails, owners=expected
+    )
     checks = list(health.get("checks") or [])
     for rail in down:
         check = _check(
