@@ -406,3 +406,27 @@ def test_rail_neighbors_info_without_lldpd_says_so(module_with_tool):
     result = module_with_tool(rail_neighbors_info, tool)(netdevs=["eth1"])
     assert result["problems"][0].startswith("lldpcli not found")
     assert result["neighbors"] == {"eth1": []}
+
+
+def test_a_port_that_is_down_is_not_judged_for_cabling():
+    """lab3's eth1 down (the e2e's fault run): its lldpd hears nothing there. The port
+    state check is the finding: the cabling check says it did not judge that rail, and
+    the rail is not taken out of the tests as miscabled."""
+    plan, errors = expected_cabling(RAILS[:2], {"gpu-b07": {}})
+    assert not errors
+    rails = [dict(r, link_layer="Ethernet") for r in HOST_RAILS[:2]]
+    rails[0]["active"] = False
+    health = {"rails": rails, "checks": []}
+    lldp = {"neighbors": {"ens2f0np0": [{"switch": RAILS[1]["leaf"], "port": "Ethernet28"}]}}
+    judged = judge_into_health(health, plan, "gpu-b07", lldp)
+    checks = [(c["ok"], c.get("skipped", False), c["detail"]) for c in judged["checks"]]
+    assert checks == [
+        (
+            True,
+            True,
+            "gpu-b07 rail0 (mlx5_0): not checked, its port is down (see its port state check)",
+        ),
+        (True, False, f"cabled to {RAILS[1]['leaf']} Ethernet28 as planned"),
+    ], checks
+    assert judged["cabling"]["miscabled"] == {}
+    assert [r["device"] for r in judged["rails"]] == ["mlx5_0", "mlx5_1"]

@@ -736,7 +736,13 @@ def judge_into_health(
     expected = (plan or {}).get(host)
     if not expected:
         return health
-    rails = [r for r in health.get("rails") or [] if r.get("rail") in expected and r.get("device")]
+    planned = [
+        r for r in health.get("rails") or [] if r.get("rail") in expected and r.get("device")
+    ]
+    # A port that is down has no neighbour to read: its port state check is the finding,
+    # and its tests are handled as a down port's (not as a miscabled rail's).
+    down = [r for r in planned if r.get("active") is False]
+    rails = [r for r in planned if r not in down]
     observed = {}
     problems = list((lldp or {}).get("problems") or [])
     ib = [r for r in rails if r.get("link_layer") == "InfiniBand"]
@@ -756,6 +762,15 @@ def judge_into_health(
             problems.append("no fabric-wide InfiniBand read (ibnetdiscover)")
     judged = judge_host(host, {r["rail"]: expected[r["rail"]] for r in rails}, observed, rails)
     checks = list(health.get("checks") or [])
+    for rail in down:
+        check = _check(
+            True,
+            f"{host} {rail['rail']} ({rail['device']}): not checked, its port is down (see "
+            "its port state check)",
+            [rail["device"]],
+            [{rail["rail"]: rail}, rail["rail"]],
+        )
+        checks.append(dict(check, skipped=True))
     if problems and not any(observed.values()):
         checks.append(_check(False, "; ".join(problems), []))
     checks += judged["checks"]
