@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from test_rdma_verify_role import STANDIN, build_host
+from test_rdma_verify_role import three_hosts
 
 STANDINS = Path(__file__).resolve().parents[1] / "standins"
 LLDPCLI = STANDINS / "lldpcli.py"
@@ -32,30 +32,10 @@ PLAY = """\
 
 
 def setup(tmp_path, lldp):
-    mapping = {}
-    inventory = ["[rdma_hosts]"]
-    for number in (1, 2, 3):
-        root = tmp_path / f"lab{number}"
-        build_host(root, number, {}, mapping)
-        inventory.append(
-            f"lab{number} ansible_connection=local rdma_verify_sysfs_root={root} "
-            f"rdma_rail_host_index={number}"
-        )
-    (tmp_path / "standin.json").write_text(json.dumps(mapping))
     (tmp_path / "lldp.json").write_text(json.dumps(lldp))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, target in (("ib_write_bw", STANDIN), ("lldpcli", LLDPCLI)):
-        script = bin_dir / name
-        script.write_text(f'#!/bin/sh\nexec {sys.executable} {target} "$@"\n')
-        script.chmod(0o755)
-    (tmp_path / "hosts.ini").write_text("\n".join(inventory) + "\n")
+    env = three_hosts(tmp_path, tools={"lldpcli": LLDPCLI})
     (tmp_path / "verify.yml").write_text(PLAY)
-    return {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "RDMA_PERFTEST_STANDIN": str(tmp_path / "standin.json"),
-        "RDMA_LLDP_STANDIN": str(tmp_path / "lldp.json"),
-    }
+    return dict(env, RDMA_LLDP_STANDIN=str(tmp_path / "lldp.json"))
 
 
 def extra(tmp_path, **more):

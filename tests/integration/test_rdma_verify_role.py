@@ -74,6 +74,12 @@ def run_role(run_cli, tmp_path):
         ({"rdma_verify_listen_timeout": 0}, "rdma_verify_listen_timeout must be in 1..3600"),
         ({"rdma_verify_server_grace": -5}, "rdma_verify_server_grace must be in 0..3600"),
         ({"rdma_verify_timeout": 0}, "rdma_verify_timeout must be in 1..3600 (got 0)"),
+        # A slice of a sliced job: its inventory holds fewer of the fabric's hosts.
+        (
+            {"rdma_verify_fabric_size": 16},
+            "rdma_verify_fabric_size is 16 but this run's inventory holds 0 hosts of rdma_hosts",
+        ),
+        ({"rdma_verify_fabric_size": -1}, "rdma_verify_fabric_size must be 0 (not declared)"),
     ],
 )
 def test_bad_input_fails_before_any_test(run_role, extra, needle):
@@ -141,6 +147,52 @@ def build_host(root, number, faults, mapping):
     boot.write_text(f"00000000-0000-0000-0000-00000000000{number}\n")
 
 
+def three_hosts(tmp_path, faults=None, tools=None):
+    """lab1-lab3 in tmp_path/hosts.ini, each this machine with its own sysfs tree and boot
+    id (build_host; faults: {host number: {rail: [fault]}} for the perftest stand-in), a
+    bin directory with the perftest stand-in as ib_write_bw and `tools` ({name: script});
+    the environment to run them with."""
+    mapping = {}
+    inventory = ["[rdma_hosts]"]
+    for number in (1, 2, 3):
+        root = tmp_path / f"lab{number}"
+        build_host(root, number, (faults or {}).get(number, {}), mapping)
+        inventory.append(
+            f"lab{number} ansible_connection=local rdma_verify_sysfs_root={root} "
+            f"rdma_rail_host_index={number}"
+        )
+    (tmp_path / "standin.json").write_text(json.dumps(mapping))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, target in {"ib_write_bw": STANDIN, **(tools or {})}.items():
+        script = bin_dir / name
+        script.write_text(f'#!/bin/sh\nexec {sys.executable} {target} "$@"\n')
+        script.chmod(0o755)
+    (tmp_path / "hosts.ini").write_text("\n".join(inventory) + "\n")
+    return {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "RDMA_PERFTEST_STANDIN": str(tmp_path / "standin.json"),
+    }
+
+
+def quick_extra(reports, verify_ports, **more):
+    """rdma_verify's variables for three_hosts: short tests against the stand-in, two rails
+    on ens0/ens1 with the addresses build_host gives."""
+    return {
+        "rdma_verify_report_dir": str(reports),
+        "rdma_verify_check_qos": False,
+        "rdma_verify_min_gbps": 0.005,
+        "rdma_verify_duration": 1,
+        "rdma_verify_listen_timeout": 10,
+        **verify_ports,
+        "rdma_rails": [
+            {"name": "rail0", "netdev": "ens0", "subnet": "127.10.0.0/24", "mtu": 9000},
+            {"name": "rail1", "netdev": "ens1", "subnet": "127.10.1.0/24", "mtu": 9000},
+        ],
+        **more,
+    }
+
+
 @pytest.mark.parametrize("run_async", [False, True], ids=["synchronous", "async"])
 def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     run_playbook, tmp_path, run_async, verify_ports
@@ -150,41 +202,13 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     fails its first test once (a flap).
     The role plans by rail name, runs every host's schedule as one async call, retests,
     isolates per (host, rail) in both directions and writes the report."""
-    mapping = {}
-    faults = {1: {}, 2: {0: ["flap_once"]}, 3: {1: ["slow"]}}
-    inventory = ["[rdma_hosts]"]
-    for number in (1, 2, 3):
-        root = tmp_path / f"lab{number}"
-        build_host(root, number, faults[number], mapping)
-        inventory.append(
-            f"lab{number} ansible_connection=local rdma_verify_sysfs_root={root} "
-            f"rdma_rail_host_index={number}"
-        )
-    standin = tmp_path / "standin.json"
-    standin.write_text(json.dumps(mapping))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "ib_write_bw"
-    script.write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} "$@"\n')
-    script.chmod(0o755)
-    (tmp_path / "hosts.ini").write_text("\n".join(inventory) + "\n")
+    env = three_hosts(tmp_path, {2: {0: ["flap_once"]}, 3: {1: ["slow"]}})
     playbook = tmp_path / "verify.yml"
     playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
     reports = tmp_path / "reports"
-    extra = {
-        "rdma_verify_report_dir": str(reports),
-        "rdma_verify_check_qos": False,
-        "rdma_verify_min_gbps": 0.005,
-        "rdma_verify_duration": 1,
-        "rdma_verify_listen_timeout": 10,
-        "rdma_verify_async": run_async,
-        **verify_ports,
-        "rdma_verify_progress_interval": 1,
-        "rdma_rails": [
-            {"name": "rail0", "netdev": "ens0", "subnet": "127.10.0.0/24", "mtu": 9000},
-            {"name": "rail1", "netdev": "ens1", "subnet": "127.10.1.0/24", "mtu": 9000},
-        ],
-    }
+    extra = quick_extra(
+        reports, verify_ports, rdma_verify_async=run_async, rdma_verify_progress_interval=1
+    )
     start = time.monotonic()
     proc = run_playbook(
         "-i",
@@ -192,10 +216,7 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
         str(playbook),
         "-e",
         json.dumps(extra),
-        env={
-            "PATH": f"{bin_dir}:{os.environ['PATH']}",
-            "RDMA_PERFTEST_STANDIN": str(standin),
-        },
+        env=env,
         timeout=600,
     )
     output = proc.output
@@ -278,3 +299,41 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     grid = "rdma_verify : Set the start of the round grid"
     assert any(n.startswith(grid) for n in tasks_run(proc)), output
     assert not list(latest.resolve().glob("plan-*")), list(latest.resolve().iterdir())
+
+
+def test_a_limited_run_is_verified_and_reported_partial(run_playbook, tmp_path, verify_ports):
+    """A --limit run of 2 of the fabric's 3 hosts: the two are tested against each other
+    and pass, and results.json, report.md and the summary say the run was partial and
+    name the host left out (a --limit run must not read as the fabric's pass)."""
+    env = three_hosts(tmp_path)
+    playbook = tmp_path / "verify.yml"
+    playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
+    reports = tmp_path / "reports"
+    # Declared: a --limit run still sees the whole inventory, so it is not a slice.
+    extra = quick_extra(reports, verify_ports, rdma_verify_fabric_size=3)
+    proc = run_playbook(
+        "-i",
+        str(tmp_path / "hosts.ini"),
+        str(playbook),
+        "--limit",
+        "lab1,lab2",
+        "-e",
+        json.dumps(extra),
+        env=env,
+        timeout=600,
+    )
+    output = proc.output
+    results = json.loads((reports / "latest" / "results.json").read_text())
+    summary = results["summary"]
+    # This machine has no ibv_devinfo: the "tools" check fails (as in the multi-rail
+    # test); every test passed.
+    failed_checks = {c["check"] for c in results["checks"] if not c["ok"]}
+    assert failed_checks <= {"tools"} and proc.returncode in (0, 2), output[-6000:]
+    assert summary["tests_passed"] == summary["tests"] > 0, summary
+    assert summary["partial"] == {"tested": 2, "of": 3, "missing": ["lab3"]}, summary
+    assert {p["server"] for p in results["pairs"]} == {"lab1", "lab2"}
+    markdown = (reports / "latest" / "report.md").read_text()
+    assert "Partial run (--limit): 2 of 3 hosts verified; not verified: lab3" in markdown
+    html = (reports / "latest" / "report.html").read_text()
+    assert "<strong>partial run</strong>: 2 of 3 hosts verified; not verified: lab3" in html
+    assert "partial: 2 of 3 hosts of rdma_hosts verified; not in this run: lab3" in output

@@ -320,6 +320,7 @@ class ActionModule(ActionBase):
             args["stamp"],
             fabric=fabric,
             hosts=hosts,
+            fabric_hosts=list(args.get("fabric_hosts") or []),
         )
         results["results_file"] = results_file(len(records))
         if run_dir and args.get("write"):

@@ -6,6 +6,7 @@
 verify_host_health(info, expect, host)  rdma_health_info result -> checks, rails
 verify_qos_check(gathered, policy, require_hw) roce_qos state=gathered -> the RoCE QoS check
 verify_report(health, records, isolation, options, stamp) -> the results document
+verify_slice_refusal(group_hosts, size, group) -> why a sliced job's slice is refused, or ''
 
 Planning and judging run in the rdma.fabric.verify_step action. Internal to the role:
 their interfaces may change. The public filters are rdma.fabric.perftest_parse and
@@ -15,7 +16,7 @@ rdma.fabric.pair_rounds.
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
-from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify
+from ansible_collections.rdma.fabric.plugins.module_utils import rdma_verify, verify_scope
 
 
 def _wrap(func):
@@ -34,4 +35,5 @@ class FilterModule:
             "verify_host_health": _wrap(rdma_verify.host_health),
             "verify_qos_check": _wrap(rdma_verify.qos_check),
             "verify_report": _wrap(rdma_verify.report),
+            "verify_slice_refusal": _wrap(verify_scope.slice_refusal),
         }

@@ -19,6 +19,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import verify_common a
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_counters as vcounters
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_scope
 from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
     host_rails,
     natural_key,
@@ -544,11 +545,13 @@ def _matrix(hosts, records, rail, binary=None):
     return {"hosts": hosts, "cells": [[i, j, *cell] for (i, j), cell in sorted(cells.items())]}
 
 
-def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
+def report(health, records, isolate, options, stamp, fabric=None, hosts=None, fabric_hosts=None):
     """The document results.json holds; report.md/html and junit.xml render from it.
 
     hosts: every inventory host of the play; one without health (unreachable, or failed
     before its health was read) is an "unreachable" row that fails the run.
+    fabric_hosts: the fabric's hosts (rdma_verify_fabric_group): those not in the play
+    (a --limit run) make summary.partial {tested, of, missing}.
     """
     hosts = sorted(hosts or health, key=natural_key)
     fabric = fabric if fabric else vfabric.fabric({h: health[h] for h in health if health[h]})
@@ -596,6 +599,7 @@ def report(health, records, isolate, options, stamp, fabric=None, hosts=None):
         # Rail-level verdicts (a leaf half, every pair at a fraction of the rate).
         "rail_verdicts": [v for _r, v in sorted(((isolate or {}).get("rails") or {}).items())],
         "passed": not failed_checks and not failed and not unreachable and "not run" not in outcome,
+        "partial": verify_scope.partial(fabric_hosts, hosts),
     }
     live = [h for h in hosts if health.get(h)]
     rails = fabric.get("rails") or {}

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from html import escape
 
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_scope
+
 NUMBERS_UP_TO = 16
 # Failed tests listed before the heat-maps; the rest folded.
 FAILURES_SHOWN = 12
@@ -232,6 +234,12 @@ def _failures(doc):
         out.append(
             "<li><strong>unreachable</strong> (not verified): "
             f"{_e(', '.join(s['unreachable']))}</li>"
+        )
+    scope = s.get("partial")
+    if scope:
+        out.append(
+            f"<li><strong>partial run</strong>: {scope['tested']} of {scope['of']} hosts "
+            f"verified; not verified: {_e(verify_scope.missing_names(scope['missing']))}</li>"
         )
     failed_checks = {}
     for c in doc.get("checks") or []:

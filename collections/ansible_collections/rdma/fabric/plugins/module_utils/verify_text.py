@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_scope
 from ansible_collections.rdma.fabric.plugins.module_utils.verify_html import TESTS_LISTED_UP_TO
 
 NOT_PASSED = ("failed", "flaky", "peer lost", "not run")
@@ -53,6 +54,10 @@ def brief(doc):
         "checks": [c for c in doc["checks"] if not c["ok"]],
         "pairs": [p for p in doc["pairs"] if p.get("outcome") in ("failed", "flaky")],
         "isolation": {"verdicts": (doc.get("isolation") or {}).get("verdicts") or {}},
+        "partial_line": verify_scope.partial_line(
+            doc["summary"].get("partial"),
+            (doc.get("options") or {}).get("fabric_group") or "rdma_hosts",
+        ),
     }
 
 
@@ -86,6 +91,12 @@ def _head(doc):
     out += [f"Rail pattern: {v}" for v in s.get("rail_verdicts") or []]
     if s["unreachable"]:
         out.append(f"Unreachable (not verified): {', '.join(s['unreachable'])}")
+    scope = s.get("partial")
+    if scope:
+        out.append(
+            f"Partial run (--limit): {scope['tested']} of {scope['of']} hosts verified; not "
+            f"verified: {verify_scope.missing_names(scope['missing'])}"
+        )
     name = doc.get("results_file") or "results.json"
     if name != "results.json":
         out.append(

@@ -102,6 +102,14 @@ options:
   stamp:
     description: For C(step=report), the run's UTC stamp.
     type: str
+  fabric_hosts:
+    description:
+      - For C(step=report), the fabric's hosts (the inventory group rdma_verify_fabric_group).
+        Those not among O(hosts), as in a C(--limit) run, are named in the results'
+        C(summary.partial) ({tested, of, missing}), in report.md and in the summary.
+    type: list
+    elements: str
+    default: []
   write:
     description: For C(step=report), write results.json into O(run_dir).
     type: bool
