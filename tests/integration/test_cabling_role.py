@@ -199,11 +199,19 @@ def test_the_leaves_own_lldp_tables_name_a_swap_the_host_cannot_see(
     def neighbor(host, port):
         return {"1": {"chassis": {"system-name": host}, "port": {"name": port}}}
 
+    # lab2's lldpd sends a MAC port ID (lldpd's default): its description names the netdev.
+    mac_port = {
+        "1": {
+            "chassis": {"system-name": "lab2"},
+            "port": {"name": "02:00:00:00:02:00", "type": "mac", "description": "ens0"},
+        }
+    }
+
     nvue = NvueStandin(applied={"system": {"build": "Cumulus Linux 5.9.1"}})
     nvue.operational = {
         "interface": {
             "swp1": {"lldp": {"neighbor": neighbor("lab1", "ens0")}},
-            "swp2": {"lldp": {"neighbor": neighbor("lab2", "ens0")}},
+            "swp2": {"lldp": {"neighbor": mac_port}},
             "swp3": {"lldp": {"neighbor": neighbor("lab3", "ens1")}},
             "swp4": {"lldp": {}},
         }
@@ -259,8 +267,10 @@ def test_the_leaves_own_lldp_tables_name_a_swap_the_host_cannot_see(
     finally:
         nvue.stop()
     output = proc.output
-    reads = [r for r in nvue.log if "interface" in str(r)]
-    assert len(reads) == 1, (nvue.log, output[-3000:])  # one read of the Cumulus leaf
+    # The Cumulus leaf: one read per mapped port, its operational view.
+    reads = sorted(path for method, path, query in nvue.log if "lldp" in path)
+    assert reads == [f"/nvue_v1/interface/swp{i}/lldp/neighbor" for i in (1, 2, 3)], nvue.log
+    assert all(q.get("rev") == "operational" for _m, p, q in nvue.log if "lldp" in p), nvue.log
     results = json.loads((tmp_path / "reports" / "latest" / "results.json").read_text())
     cabling = [c for c in results["checks"] if c["check"] == "cabling"]
     failed = [(c["host"], c["detail"]) for c in cabling if not c["ok"]]

@@ -20,7 +20,7 @@ Recommendations"; request/reply shapes as in their samples):
   GET    /nvue_v1/revision/<id>              the revision's state object
   PATCH  /nvue_v1/revision/applied           {"state": "save", ...}: startup := applied
   GET    /nvue_v1/<path>?rev=applied|startup|<id>[&filled=false]
-  GET    /nvue_v1/<path>[?rev=operational]   the applied configuration with operational
+  GET    /nvue_v1/<path>?rev=operational     the applied configuration with operational
                                              state (the stand-in's `operational`, e.g.
                                              interface/<swp>/lldp/neighbor/<id>: {chassis:
                                              {system-name}, port: {name}})
@@ -426,12 +426,14 @@ class NvueStandin:
     def _config_call(self, method, parts, query, headers, raw_body):
         rev = query.get("rev")
         if method == "GET":
-            if rev in (None, "operational"):
-                # NVUE's default view: the applied configuration with the switch's
-                # operational state (here: what the test put in `operational`, e.g. each
-                # interface's lldp neighbours, read-only).
+            if rev == "operational":
+                # The applied configuration with the switch's operational state (here:
+                # what the test put in `operational`, e.g. each interface's lldp
+                # neighbours, read-only).
                 tree = _merge(self.applied, self.operational)
-            elif rev == "applied":
+            elif rev in (None, "applied"):
+                # A GET without ?rev= reads the applied configuration (NVIDIA's NVUE
+                # clients: "GET /interface defaults to rev=applied").
                 tree = self.applied
             elif rev == "startup":
                 tree = self.startup

@@ -446,3 +446,52 @@ def test_a_rail_on_the_leaf_of_a_rail_that_is_down_names_that_rail():
         f"gpu-b07 rail1 (mlx5_1) reaches {RAILS[0]['leaf']} Et7; the plan says "
         f"{RAILS[1]['leaf']} (rail rail0's leaf)"
     ], failed
+
+
+def test_a_sonic_port_heard_by_its_alias_matches_the_plan_by_its_name():
+    """SONiC's lldpmgrd advertises a port's alias (etp1) as its LLDP port ID, while its
+    own LLDP_ENTRY_TABLE and CONFIG_DB (and so rdma_cabling_ports) name it Ethernet0:
+    both readings of one cable, the plan's name among them, is as planned."""
+    rails = [{"name": "rail0", "device": "mlx5_0", "subnet": "10.0.0.0/24", "leaf": "sonic1"}]
+    plan, errors = expected_cabling(
+        rails, {"gpu-b07": {"rdma_rail_host_index": 1}}, {"sonic1": {1: "Ethernet0"}}
+    )
+    assert not errors, errors
+    health = {"rails": [dict(HOST_RAILS[0], link_layer="Ethernet")], "checks": []}
+    lldp = {"neighbors": {"ens1f0np0": [{"switch": "sonic1", "port": "etp1"}]}}
+    reads = {"sonic1": {"Ethernet0": [{"host": "gpu-b07", "port": "ens1f0np0"}]}}
+    judged = judge_into_health(health, plan, "gpu-b07", lldp, switch_reads=reads)
+    assert [c["detail"] for c in judged["checks"]] == ["cabled to sonic1 Ethernet0 as planned"]
+    # The host's reading alone (the alias) is a wrong port against a plan in names.
+    alone = judge_into_health(health, plan, "gpu-b07", lldp)
+    assert [c["ok"] for c in alone["checks"]] == [False]
+
+
+def test_nvue_per_port_reads_as_the_uri_loop_gives_them():
+    """lldp_cumulus.yml reads /interface/{id}/lldp/neighbor per port: the loop's results
+    (item, status, json) go to the parser as they are; a 404 (no neighbour) is none, and a
+    MAC port ID is named by the port description."""
+    results = [
+        {
+            "item": "swp1",
+            "status": 200,
+            "json": {
+                "gpu-b07": {"chassis": {"system-name": "gpu-b07"}, "port": {"name": "ens1f0np0"}}
+            },
+        },
+        {"item": "swp2", "status": 404, "json": {"status": 404, "title": "Not Found"}},
+        {
+            "item": "swp3",
+            "status": 200,
+            "json": {
+                "gpu-b09": {
+                    "chassis": {"system-name": "gpu-b09"},
+                    "port": {"name": "48:b0:2d:76:ee:8e", "type": "mac", "description": "eth1"},
+                }
+            },
+        },
+    ]
+    assert parse_switch_lldp("cumulus", results, "leaf-nvue") == {
+        "swp1": [{"host": "gpu-b07", "port": "ens1f0np0"}],
+        "swp3": [{"host": "gpu-b09", "port": "eth1"}],
+    }

@@ -402,22 +402,34 @@ def parse_iblinkinfo(text):
 
 
 def parse_nvue_lldp(switch, interfaces):
-    """{switch port: [{host, port}]} from NVUE ``GET /nvue_v1/interface`` (or ``nv show
-    interface -o json``) where each swp's ``lldp.neighbor`` is {id: {chassis:
-    {system-name}, port: {name|description}}} (NVIDIA Cumulus Linux 5 NVUE API,
-    /interface/{id}/lldp/neighbor)."""
+    """{switch port: [{host, port}]} from NVUE, {swp: {lldp: {neighbor: {id: {chassis:
+    {system-name, chassis-id}, port: {name, description, type}}}}}}: each port's
+    ``GET /nvue_v1/interface/{id}/lldp/neighbor?rev=operational`` (NVIDIA Cumulus Linux 5
+    NVUE API), gathered per port by roce_switch_qos's lldp_cumulus.yml."""
     data = json.loads(interfaces) if isinstance(interfaces, str) else interfaces
+    if isinstance(data, list):
+        # The per-port reads as ansible.builtin.uri's loop results: {item: the port,
+        # status, json: the port's neighbours}; a port without one answers 404 or {}.
+        data = {
+            r["item"]: {"lldp": {"neighbor": r.get("json") if r.get("status") == 200 else {}}}
+            for r in data
+            if isinstance(r, dict) and r.get("item")
+        }
     out = {}
     for port, body in (data or {}).items():
         neighbors = ((body or {}).get("lldp") or {}).get("neighbor") or {}
+        if not isinstance(neighbors, dict):
+            continue
         for _nid, neighbor in neighbors.items():
             chassis = neighbor.get("chassis") or {}
             remote = neighbor.get("port") or {}
+            # A MAC port ID (lldpd's default) names no interface: the description does
+            # (Cumulus docs, LLDP: "PortID: ifname 48:b0:2d:76:ee:8e", "PortDescr: eth1").
+            name = remote.get("name")
+            if remote.get("type") == "mac" or not name:
+                name = remote.get("description") or name
             out.setdefault(port, []).append(
-                {
-                    "host": chassis.get("system-name") or chassis.get("chassis-id"),
-                    "port": remote.get("name") or remote.get("description"),
-                }
+                {"host": chassis.get("system-name") or chassis.get("chassis-id"), "port": name}
             )
     return out
 
@@ -608,7 +620,11 @@ def judge_host(host, expected, observed, rails, owners=None):
                     detail=f"{label} sees several switches ({names}): a hub or a shared segment",
                 )
             elif switch_key(first.get("switch")) in wanted:
-                if want["port"] and port_key(first.get("port")) != port_key(want["port"]):
+                # Any reading of the leaf's port may match the plan: SONiC advertises a
+                # port's alias (etp1) by LLDP while its own table and CONFIG_DB name it
+                # Ethernet0 (sonic-buildimage lldpmgrd: portidsubtype local <alias>).
+                names = {port_key(n.get("port")) for n in got}
+                if want["port"] and port_key(want["port"]) not in names:
                     row.update(
                         status="wrong port",
                         detail=f"{label} reaches {where}; the plan says {planned} {want['port']}",
@@ -751,10 +767,11 @@ def judge_into_health(
     eth = [r for r in rails if r not in ib]
     if eth:
         neighbors = (lldp or {}).get("neighbors") or {}
+        # The leaf's own reading first: it names the port as the leaf is configured.
         observed.update(
             _merged(
-                observed_from_lldp(neighbors, eth, peers=plan),
                 observed_from_switches(switch_reads, eth, host),
+                observed_from_lldp(neighbors, eth, peers=plan),
             )
         )
     if ib:
