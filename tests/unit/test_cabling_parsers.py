@@ -495,3 +495,20 @@ def test_nvue_per_port_reads_as_the_uri_loop_gives_them():
         "swp1": [{"host": "gpu-b07", "port": "ens1f0np0"}],
         "swp3": [{"host": "gpu-b09", "port": "eth1"}],
     }
+
+
+def test_a_switch_names_the_host_by_its_system_name_not_its_inventory_name():
+    """An inventory of addresses (10.1.2.7): the leaf's table names the host as its lldpd
+    does, by its system name, which rail_neighbors_info returns."""
+    plan, errors = expected_cabling(RAILS[:1], {"10.1.2.7": {}})
+    assert not errors
+    health = {"rails": [dict(HOST_RAILS[0], link_layer="Ethernet")], "checks": []}
+    reads = {RAILS[0]["leaf"]: {"Et7": [{"host": "gpu-b07.example.net", "port": "ens1f0np0"}]}}
+    lldp = {"neighbors": {}, "system_name": "gpu-b07"}
+    judged = judge_into_health(health, plan, "10.1.2.7", lldp, switch_reads=reads)
+    assert [c["detail"] for c in judged["checks"]] == [
+        f"cabled to {RAILS[0]['leaf']} Et7 as planned"
+    ]
+    # Without the system name the leaf's entry is nobody's.
+    unnamed = judge_into_health(health, plan, "10.1.2.7", {"neighbors": {}}, switch_reads=reads)
+    assert [c["ok"] for c in unnamed["checks"]] == [False]

@@ -534,17 +534,19 @@ def observed_from_ib(links, rails, host, node_guids=None):
     return out
 
 
-def observed_from_switches(switch_reads, rails, host):
+def observed_from_switches(switch_reads, rails, host, names=()):
     """{rail: [{switch, port}]} of one host from the switches' own LLDP tables.
 
     switch_reads: {switch: parse_nvue_lldp/parse_sonic_lldp/parse_eos_lldp}. A switch
-    port whose neighbour is this host (its sysname) on a rail's netdev is that rail's."""
+    port whose neighbour is this host (its inventory name, or one of ``names``: the
+    system name its lldpd sends) on a rail's netdev is that rail's."""
     by_netdev = {rail.get("netdev"): rail["rail"] for rail in rails if rail.get("netdev")}
+    me = {switch_key(n) for n in (host, *names) if n}
     out = {rail["rail"]: [] for rail in rails}
     for switch, ports in (switch_reads or {}).items():
         for port, neighbors in (ports or {}).items():
             for neighbor in neighbors:
-                if switch_key(neighbor.get("host")) != switch_key(host):
+                if switch_key(neighbor.get("host")) not in me:
                     continue
                 rail = by_netdev.get(neighbor.get("port"))
                 if rail:
@@ -770,7 +772,7 @@ def judge_into_health(
         # The leaf's own reading first: it names the port as the leaf is configured.
         observed.update(
             _merged(
-                observed_from_switches(switch_reads, eth, host),
+                observed_from_switches(switch_reads, eth, host, [(lldp or {}).get("system_name")]),
                 observed_from_lldp(neighbors, eth, peers=plan),
             )
         )

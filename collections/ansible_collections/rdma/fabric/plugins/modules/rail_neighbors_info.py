@@ -50,6 +50,14 @@ neighbors:
   returned: always
   type: dict
   sample: {"ens1f0np0": [{"switch": "leaf-rail0", "port": "swp7", "port_descr": "swp7"}]}
+system_name:
+  description:
+    - This host's name as lldpd sends it by default (the kernel's host name), by which the
+      switches' own LLDP tables name this host; the cabling check matches it beside the
+      inventory name (an inventory of addresses or aliases).
+  returned: always
+  type: str
+  sample: gpu-b07
 problems:
   description: Why nothing could be read (lldpcli missing, lldpd not running).
   returned: always
@@ -57,6 +65,7 @@ problems:
   elements: str
 """
 
+import socket
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -103,6 +112,7 @@ def main():
     module.exit_json(
         changed=False,
         neighbors={n: parsed.get(n) or [] for n in netdevs},
+        system_name=socket.gethostname(),
         problems=[problem] if problem else [],
     )
 
