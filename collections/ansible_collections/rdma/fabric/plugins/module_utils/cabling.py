@@ -439,7 +439,7 @@ def parse_sonic_lldp(text):
     {"LLDP_ENTRY_TABLE:Ethernet0": {lldp_rem_sys_name, lldp_rem_port_id,
     lldp_rem_port_desc, ...}} (sonic-buildimage dockers/docker-lldp lldp_syncd: the remote
     fields it writes), or as ``redis-dump -d 0 -k 'LLDP_ENTRY_TABLE:*'`` prints it, each
-    key's hash under "value" beside its "type" (and "ttl", "expireat" with -y)."""
+    key's hash under "value" beside its "type", "ttl" and "expireat"."""
     data = json.loads(text) if isinstance(text, str) else text
     out = {}
     for key, fields in (data or {}).items():
@@ -466,12 +466,12 @@ def parse_eos_lldp(text):
     return out
 
 
-SWITCH_PARSERS = {"cumulus": "nvue", "sonic": "sonic", "eos": "eos"}
+SWITCH_OSES = ("cumulus", "sonic", "eos")
 
 
 def parse_switch_lldp(switch_os, reading, switch=None):
     """{switch port: [{host, port}]} from one leaf's LLDP table, by its rdma_switch_os:
-    cumulus (NVUE GET /interface), sonic (LLDP_ENTRY_TABLE), eos (show lldp neighbors)."""
+    cumulus (NVUE, per port), sonic (LLDP_ENTRY_TABLE), eos (show lldp neighbors)."""
     if switch_os == "cumulus":
         return parse_nvue_lldp(switch, reading)
     if switch_os == "sonic":
@@ -479,7 +479,7 @@ def parse_switch_lldp(switch_os, reading, switch=None):
     if switch_os == "eos":
         return parse_eos_lldp(reading)
     raise ValueError(
-        f"rdma_switch_os {switch_os!r}: no LLDP reader (one of {', '.join(SWITCH_PARSERS)})"
+        f"rdma_switch_os {switch_os!r}: no LLDP reader (one of {', '.join(SWITCH_OSES)})"
     )
 
 
