@@ -101,7 +101,7 @@ def test_every_filter_has_documentation(run_cli):
     assert sorted(docs) == sorted(listed)
     for name, doc in docs.items():
         assert doc["doc"]["description"], name
-        assert doc["doc"]["version_added"] in ("0.1.0", "0.2.0", "0.3.0"), name
+        assert doc["doc"]["version_added"] in ("0.1.0", "0.2.0", "0.3.0", "0.4.0"), name
 
 
 def _manifest(path: Path) -> dict:

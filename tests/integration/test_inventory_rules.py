@@ -180,11 +180,14 @@ def test_readers_follow_the_playbooks_not_a_list(tmp_path):
     assert "switches" not in read_by["rdma_stack_provider"]
     # The fabric-wide policy is read on hosts and switches alike.
     assert {"roce_hosts", "switches", "rdma_hosts"} <= set(read_by["rdma_roce_policy"])
-    # Move the switch play to another group: the readers move with it.
+    # verify.yml reads the leaves' LLDP tables through roce_switch_qos on the switches too.
+    assert read_by["roce_switch_qos_nvue_user"] == ["switches"]
+    # Move the switch plays to another group: the readers move with them.
     moved = tmp_path / "playbooks"
     shutil.copytree(PLAYBOOKS_DIR, moved)
-    roce = moved / "roce_fabric.yml"
-    roce.write_text(roce.read_text().replace("hosts: switches", "hosts: leaf_switches"))
+    for name in ("roce_fabric.yml", "verify.yml"):
+        play = moved / name
+        play.write_text(play.read_text().replace("hosts: switches", "hosts: leaf_switches"))
     assert _readers(moved)["roce_switch_qos_nvue_user"] == ["leaf_switches"]
 
 

@@ -19,7 +19,6 @@ from test_roce_switch_qos_role import (
     nvue,
     play,
     sonic,
-    tls,
 )
 
 RAILS = [
