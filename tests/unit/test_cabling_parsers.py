@@ -367,6 +367,9 @@ def test_rail_leaves_from_leaf_and_leaf_group():
         "leaf-b1",
         "leaf-b2",
     ]
+    # rdma_verify_cabling off (any spelling the check takes): no leaf is read.
+    for off in ("false", "no", "off", "0", False):
+        assert rail_leaves(rails, {"r1_leaves": ["leaf-b1"]}, off) == []
 
 
 # ------------------------------------------------------ the module, on a stand-in lldpcli

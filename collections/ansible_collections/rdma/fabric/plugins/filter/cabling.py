@@ -7,7 +7,7 @@ cabling_plan(rails, hostvars, hosts, port_maps, groups, mode) -> {host: {rail: l
 cabling_judge(health, plan, host, lldp, ib_text, node_guids, switch_reads) -> health
     with the check
 switch_lldp(reading, switch_os, switch) -> {port: [{host, port}]} of one leaf
-cabling_leaves(rails, groups) -> the leaves the rails name
+cabling_leaves(rails, groups, mode) -> the leaves the rails name (none when mode is off)
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def switch_lldp(reading, switch_os, switch=None):
         raise AnsibleFilterError(f"switch_lldp ({switch}): {exc}") from exc
 
 
-def cabling_leaves(rails, groups=None):
-    return cabling.rail_leaves(rails, groups)
+def cabling_leaves(rails, groups=None, mode="auto"):
+    return cabling.rail_leaves(rails, groups, mode)
 
 
 class FilterModule:

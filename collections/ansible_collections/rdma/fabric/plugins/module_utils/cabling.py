@@ -153,9 +153,12 @@ def expected_cabling(rails, hosts_vars, port_maps=None, groups=None, mode="auto"
     return (None, errors) if errors else (plan, [])
 
 
-def rail_leaves(rails, groups=None):
+def rail_leaves(rails, groups=None, mode="auto"):
     """The leaves the rails name, as written: each ``leaf`` and every member of each
-    ``leaf_group`` (the switches a cabling check reads from their side)."""
+    ``leaf_group`` (the switches a cabling check reads from their side); none when
+    rdma_verify_cabling (mode) is off."""
+    if _mode(mode) == "false":
+        return []
     out = []
     for rail in rails or []:
         if not isinstance(rail, dict):

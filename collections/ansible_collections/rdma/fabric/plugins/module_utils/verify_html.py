@@ -237,10 +237,7 @@ def _failures(doc):
         )
     scope = s.get("partial")
     if scope:
-        out.append(
-            f"<li><strong>partial run</strong>: {scope['tested']} of {scope['of']} hosts "
-            f"verified; not verified: {_e(verify_scope.missing_names(scope['missing']))}</li>"
-        )
+        out.append(f"<li><strong>partial run</strong>: {_e(verify_scope.partial_text(scope))}</li>")
     failed_checks = {}
     for c in doc.get("checks") or []:
         if not c.get("ok"):

@@ -264,15 +264,15 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
         for host, rail in ((server, s), (client, c)):
             if rail and rail.get("cuda_error"):
                 problems.append(f"{host}: {rail.get('device')}: {rail['cuda_error']}")
-        miscabled = [
-            host
-            for host, rail in ((server, s), (client, c))
-            if rail and rail.get("cabled_device") and not rail.get("device")
-        ]
         if problems:
             test["error"] = "; ".join(problems)
             # Only a miscabled end: the cabling check is the finding; the test is not run
             # (not a failure, nor a suspect HCA for isolation).
+            miscabled = [
+                rail
+                for rail in (s, c)
+                if rail and rail.get("cabled_device") and not rail.get("device")
+            ]
             if len(miscabled) == len(problems):
                 test["not_run"] = True
         elif kind == "bw" and _no_pass_mark(options, rails_expect.get(name)):

@@ -39,6 +39,14 @@ def missing_names(missing, shown=SHOWN):
     return f"{', '.join(missing[:shown])} and {len(missing) - shown} more"
 
 
+def partial_text(scope):
+    """'2 of 3 hosts verified; not verified: lab3' (report.md, report.html)."""
+    return (
+        f"{scope['tested']} of {scope['of']} hosts verified; not verified: "
+        f"{missing_names(scope['missing'])}"
+    )
+
+
 def partial_line(scope, group="rdma_hosts"):
     """One line for the summary and the report, or '' for a whole-fabric run."""
     if not scope:

@@ -93,10 +93,7 @@ def _head(doc):
         out.append(f"Unreachable (not verified): {', '.join(s['unreachable'])}")
     scope = s.get("partial")
     if scope:
-        out.append(
-            f"Partial run (--limit): {scope['tested']} of {scope['of']} hosts verified; not "
-            f"verified: {verify_scope.missing_names(scope['missing'])}"
-        )
+        out.append(f"Partial run (--limit): {verify_scope.partial_text(scope)}")
     name = doc.get("results_file") or "results.json"
     if name != "results.json":
         out.append(
