@@ -52,11 +52,14 @@ images: docker
 
 COLLECTION := collections/ansible_collections/rdma/fabric
 
+# check_host_python: the Python that runs on managed hosts (modules, module_utils,
+# roles/*/files scripts) parses and runs on Python 3.8 (vermin), beyond ruff's target.
 lint: venv sanity
 	yamllint --strict .
 	ansible-lint
 	ruff check .
 	ruff format --check .
+	python tests/harness/check_host_python.py
 
 # Every ansible-test sanity test, zero errors; the CHANGELOG.md in git is the one
 # antsibull-changelog generates from changelogs/changelog.yaml.
