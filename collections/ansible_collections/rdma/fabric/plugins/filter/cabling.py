@@ -4,8 +4,10 @@
 """Filters of rdma_verify's cabling check (module_utils/cabling.py holds the logic).
 
 cabling_plan(rails, hostvars, hosts, port_maps, groups, mode) -> {host: {rail: leaf, port}}
-cabling_judge(health, plan, host, lldp, ib_text, node_guids, switch_reads) -> health
+cabling_judge(health, plan, host, lldp, ib_text, node_guids, switch_reads, index) -> health
     with the check
+cabling_index(switch_reads, plan) -> {host key: {planned, switch}}: the leaves' tables by
+    host, once for the play (each host's judgement then costs its own entries)
 switch_lldp(reading, switch_os, switch) -> {port: [{host, port}]} of one leaf
 cabling_leaves(rails, groups, mode) -> the leaves the rails name (none when mode is off)
 """
@@ -23,13 +25,22 @@ def cabling_plan(rails, hostvars, hosts, port_maps=None, groups=None, mode="auto
         raise AnsibleFilterError(str(exc)) from exc
 
 
-def cabling_judge(health, plan, host, lldp=None, ib_text=None, node_guids=None, switch_reads=None):
+def cabling_judge(
+    health, plan, host, lldp=None, ib_text=None, node_guids=None, switch_reads=None, index=None
+):
     try:
         return cabling.judge_into_health(
-            health, plan, host, lldp, ib_text, node_guids, switch_reads
+            health, plan, host, lldp, ib_text, node_guids, switch_reads, index
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise AnsibleFilterError(f"cabling_judge: {exc}") from exc
+
+
+def cabling_index(switch_reads, plan=None):
+    try:
+        return cabling.cabling_index(switch_reads, plan)
+    except (AttributeError, TypeError) as exc:
+        raise AnsibleFilterError(f"cabling_index: {exc}") from exc
 
 
 def switch_lldp(reading, switch_os, switch=None):
@@ -48,6 +59,7 @@ class FilterModule:
         return {
             "cabling_plan": cabling_plan,
             "cabling_judge": cabling_judge,
+            "cabling_index": cabling_index,
             "switch_lldp": switch_lldp,
             "cabling_leaves": cabling_leaves,
         }

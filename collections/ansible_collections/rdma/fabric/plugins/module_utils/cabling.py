@@ -489,15 +489,16 @@ def parse_switch_lldp(switch_os, reading, switch=None):
 # ------------------------------------------------------- readings bound to a host's rails
 
 
-def observed_from_lldp(neighbors, rails, peers=()):
+def observed_from_lldp(neighbors, rails, peers=(), index=None):
     """{rail: [{switch, port}]} of one host from its lldpcli reading.
 
     neighbors: parse_lldpcli_*; rails: the host's rails ({rail, netdev, ...}, as
     verify_host_health lists them). peers: the fabric's hosts, whose own lldpd a rail
     netdev hears where the segment floods LLDP (a hub, a switch forwarding the
     nearest-bridge group, the lab's vde segments): a host is not the rail's leaf, so
-    those neighbours are left out."""
-    hosts = {switch_key(peer) for peer in peers}
+    those neighbours are left out. index: cabling_index's, whose ``planned`` keys stand
+    for peers (their names reduced once for the play, not once per host)."""
+    hosts = _Planned(index) if index is not None else {switch_key(peer) for peer in peers}
     out = {}
     for rail in rails:
         seen = neighbors.get(rail.get("netdev")) or []
@@ -507,6 +508,18 @@ def observed_from_lldp(neighbors, rails, peers=()):
             if switch_key(n.get("switch")) not in hosts
         ]
     return out
+
+
+class _Planned:
+    """``key in`` the index's planned hosts, without building a set per host."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index):
+        self.index = index
+
+    def __contains__(self, key):
+        return key in self.index and bool((self.index[key] or {}).get("planned"))
 
 
 def observed_from_ib(links, rails, host, node_guids=None):
@@ -537,23 +550,55 @@ def observed_from_ib(links, rails, host, node_guids=None):
     return out
 
 
-def observed_from_switches(switch_reads, rails, host, names=()):
-    """{rail: [{switch, port}]} of one host from the switches' own LLDP tables.
+def cabling_index(switch_reads, plan=None):
+    """The leaves' LLDP tables and the plan's hosts by host, once for the play:
+    {host key: {planned, switch: [{switch, port, netdev, n}]}}.
 
-    switch_reads: {switch: parse_nvue_lldp/parse_sonic_lldp/parse_eos_lldp}. A switch
-    port whose neighbour is this host (its inventory name, or one of ``names``: the
-    system name its lldpd sends) on a rail's netdev is that rail's."""
-    by_netdev = {rail.get("netdev"): rail["rail"] for rail in rails if rail.get("netdev")}
-    me = {switch_key(n) for n in (host, *names) if n}
-    out = {rail["rail"]: [] for rail in rails}
+    A host key is switch_key of a name: of the neighbour a leaf port names (``switch``:
+    the leaf, its port, the neighbour's port, i.e. the host's netdev, and ``n``, the
+    entry's place in the tables' order), or of a host in ``plan`` (``planned``: a
+    neighbour by that name is a fabric host, not a leaf). Each host's judgement then
+    reads its own keys: its work is its own entries, not every leaf's whole table
+    (O(hosts x entries) for the play; rdma_verify's tasks/cabling.yml builds it
+    run_once). switch_reads: {leaf: parse_switch_lldp's {port: [{host, port}]}}."""
+    index = {}
+    n = 0
     for switch, ports in (switch_reads or {}).items():
         for port, neighbors in (ports or {}).items():
             for neighbor in neighbors:
-                if switch_key(neighbor.get("host")) not in me:
-                    continue
-                rail = by_netdev.get(neighbor.get("port"))
-                if rail:
-                    out[rail].append({"switch": switch, "port": port, "via": "LLDP (switch)"})
+                row = index.setdefault(switch_key(neighbor.get("host")), {"planned": False})
+                row.setdefault("switch", []).append(
+                    {"switch": switch, "port": port, "netdev": neighbor.get("port"), "n": n}
+                )
+                n += 1
+    for host in plan or {}:
+        index.setdefault(switch_key(host), {})["planned"] = True
+    return index
+
+
+def observed_from_switches(switch_reads, rails, host, names=(), index=None):
+    """{rail: [{switch, port}]} of one host from the switches' own LLDP tables.
+
+    switch_reads: {switch: parse_nvue_lldp/parse_sonic_lldp/parse_eos_lldp}, or index:
+    cabling_index's (read by key: only this host's entries). A switch port whose
+    neighbour is this host (its inventory name, or one of ``names``: the system name
+    its lldpd sends) on a rail's netdev is that rail's."""
+    if index is None:
+        index = cabling_index(switch_reads)
+    by_netdev = {rail.get("netdev"): rail["rail"] for rail in rails if rail.get("netdev")}
+    me = {switch_key(n) for n in (host, *names) if n}
+    entries = []
+    for key in me:
+        entries += (index.get(key) or {}).get("switch") or []
+    if len(me) > 1:
+        entries.sort(key=lambda e: e["n"])  # the tables' order, as one scan gives it
+    out = {rail["rail"]: [] for rail in rails}
+    for entry in entries:
+        rail = by_netdev.get(entry["netdev"])
+        if rail:
+            out[rail].append(
+                {"switch": entry["switch"], "port": entry["port"], "via": "LLDP (switch)"}
+            )
     return out
 
 
@@ -745,7 +790,7 @@ def _merged(first, second):
 
 
 def judge_into_health(
-    health, plan, host, lldp=None, ib_text=None, node_guids=None, switch_reads=None
+    health, plan, host, lldp=None, ib_text=None, node_guids=None, switch_reads=None, index=None
 ):
     """This host's health with the cabling check(s) added, ``cabling`` ({rows,
     miscabled}) set, and each miscabled rail taken out of the tests: its ``device`` is
@@ -755,7 +800,9 @@ def judge_into_health(
     lldp: rail_neighbors_info's result (RoCE); ib_text: one ibnetdiscover read (IB);
     node_guids: {device: node GUID} (rdma_health_info's devices); switch_reads: {leaf:
     {port: [{host, port}]}} from the managed leaves' own LLDP tables (parse_switch_lldp),
-    added to the host's reading (RoCE)."""
+    added to the host's reading (RoCE). index: cabling_index(switch_reads, plan), built
+    once for the play; given, switch_reads is not read and each host costs its own
+    entries (without it, this call indexes switch_reads and plan itself)."""
     expected = (plan or {}).get(host)
     if not expected:
         return health
@@ -772,11 +819,15 @@ def judge_into_health(
     eth = [r for r in rails if r not in ib]
     if eth:
         neighbors = (lldp or {}).get("neighbors") or {}
+        if index is None:
+            index = cabling_index(switch_reads, plan)
         # The leaf's own reading first: it names the port as the leaf is configured.
         observed.update(
             _merged(
-                observed_from_switches(switch_reads, eth, host, [(lldp or {}).get("system_name")]),
-                observed_from_lldp(neighbors, eth, peers=plan),
+                observed_from_switches(
+                    None, eth, host, [(lldp or {}).get("system_name")], index=index
+                ),
+                observed_from_lldp(neighbors, eth, index=index),
             )
         )
     if ib:
