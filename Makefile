@@ -31,7 +31,7 @@ help:
 	@echo "make lab-up      boot the lab VMs (idempotent); make lab-down stops them"
 	@echo "make e2e         lab end-to-end test: lab up, site.yml twice, real traffic, --check --diff, a fault run, lab down"
 	@echo "make fleet       FLEET=16 containers as 8-rail GPU servers + 8 stand-in leaves: site.yml twice, --check, faults"
-	@echo "make bench       pair_rounds and rdma_verify's controller work (32 x 8, 4,096 x 8); BENCH_ARGS=--run: the lab's"
+	@echo "make bench       pair_rounds and rdma_verify's controller work (32 x 8, 4,096 x 8), the cabling judge; BENCH_ARGS=--run: the lab's"
 
 deps:
 	tests/harness/install-deps.sh
@@ -124,6 +124,7 @@ e2e: venv
 # Soft-RoCE links: make demo).
 bench: venv
 	$(LAB_ANSIBLE_ENV) $(VENV)/bin/python tests/bench/bench_verify.py $(BENCH_ARGS)
+	$(VENV)/bin/python tests/bench/bench_cabling.py --only indexed
 	$(VENV)/bin/python tests/fleet/bench_fleet.py $(if $(BENCH_FLEET),--run $(BENCH_FLEET))
 
 # The fleet (tests/fleet, README "Rack scale"): FLEET containers of the project's Debian
