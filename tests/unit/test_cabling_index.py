@@ -21,34 +21,30 @@ ROLE_TASKS = (
 )
 
 
-class Counted(dict):
-    """A leaf table's neighbour entry that counts the reads of it."""
+class Counting(dict):
+    """A dict counting the reads of it, per subclass (``reads``)."""
 
     reads = 0
 
     def get(self, key, default=None):
-        Counted.reads += 1
+        type(self).reads += 1
         return super().get(key, default)
 
     def __getitem__(self, key):
-        Counted.reads += 1
+        type(self).reads += 1
         return super().__getitem__(key)
 
 
-class CountedIndex(dict):
-    """cabling_index's result, counting the host keys a judgement looks up."""
+class Entry(Counting):
+    """A leaf table's neighbour entry."""
 
-    def __init__(self, *args):
-        super().__init__(*args)
-        self.lookups = 0
+    reads = 0
 
-    def get(self, key, default=None):
-        self.lookups += 1
-        return super().get(key, default)
 
-    def __getitem__(self, key):
-        self.lookups += 1
-        return super().__getitem__(key)
+class Index(Counting):
+    """cabling_index's result: the host keys a judgement looks up."""
+
+    reads = 0
 
 
 def test_a_rack_is_judged_with_each_table_entry_read_once():
@@ -56,23 +52,23 @@ def test_a_rack_is_judged_with_each_table_entry_read_once():
     entry once; a host's judgement then looks up its own keys (its inventory name, its
     system name, the neighbours its lldpd hears) and reads none of the tables."""
     hosts, rails = 1000, 8
-    plan, reads, per_host = fabric(hosts, rails, 8, neighbor=Counted)
+    plan, reads, per_host = fabric(hosts, rails, 8, neighbor=Entry)
     entries = sum(len(n) for ports in reads.values() for n in ports.values())
     assert (len(reads), entries) == (64, hosts * rails)
-    Counted.reads = 0
-    index = CountedIndex(cabling.cabling_index(reads, plan))
-    assert Counted.reads <= 2 * entries  # each entry's host and port, once
+    Entry.reads = 0
+    index = Index(cabling.cabling_index(reads, plan))
+    assert Entry.reads <= 2 * entries  # each entry's host and port, once
     assert len(index) == hosts  # one key a host: its entries and its planned flag
-    Counted.reads = 0
+    Entry.reads = 0
     for host, (health, lldp) in per_host.items():
-        index.lookups = 0
+        Index.reads = 0
         judged = cabling.judge_into_health(health, plan, host, lldp, index=index)
         assert all(c["ok"] for c in judged["checks"]), judged["checks"]
         # Its own key once, and one for each of its rails' neighbours (a fabric host?).
-        assert index.lookups <= 1 + 2 * rails, (host, index.lookups)
+        assert Index.reads <= 1 + 2 * rails, (host, Index.reads)
         own = index[switch_key := cabling.switch_key(host)]["switch"]
         assert len(own) == rails and {e["switch"] for e in own} <= set(reads), switch_key
-    assert Counted.reads == 0  # no host read the tables themselves
+    assert Entry.reads == 0  # no host read the tables themselves
 
 
 def test_the_index_is_built_once_by_the_role_and_each_host_judged_with_it():
