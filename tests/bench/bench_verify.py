@@ -7,10 +7,14 @@ machine the wall time follows the load, the CPU time is the work.
 1. pair_rounds for 4,096 hosts: the full schedule (4,095 rounds, 8,386,560 pairs) and
    the quick one, the filter's Python.
 2. The controller's work of a whole verify run, no traffic (what the verify_step action
-   does): 32 hosts x 8 rails, full mode (31 rounds, 3,968 tests): the fabric step, each
-   host's own plan, judging every outcome, the retest and isolation plans and the
-   report document. Then the quick-mode plan of 4,096 hosts x 8 rails. The role adds a
-   fixed number of Ansible tasks per phase (plan, run, wait, judge), not per round.
+   does; tests/support/verify_synthetic.py): 32, 128 and 256 hosts x 8 rails full mode,
+   4,096 x 8 quick: the fabric step, the plan, judging every outcome, isolation, the
+   report document written by the report step's writer, report.html and junit.xml; each
+   in a child process, whose peak RSS is the run's. Then 1,024 x 8 full extrapolated
+   from the 128 and 256 runs (its ~25 GB do not fit beside a shared machine's load).
+   One host's share of a 1,024 x 8 full run (its plan file, its outcomes in hostvars).
+   The role adds a fixed number of Ansible tasks per phase (plan, run, wait, judge),
+   not per round.
 3. Orchestration overhead in the Soft-RoCE lab: verify wall time / (rounds x per-test
    duration), from the PLAYBOOK RECAP of a playbooks/verify.yml run and the report it
    wrote. Give --run to run playbooks/verify.yml against the lab (it must be up, with
@@ -24,10 +28,10 @@ machine the wall time follows the load, the CPU time is the work.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -35,22 +39,19 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "collections"))
+sys.path.insert(0, str(REPO / "tests" / "support"))
 
+import verify_synthetic  # noqa: E402
 from ansible_collections.rdma.fabric.plugins.action.verify_step import (  # noqa: E402
     results_file,
 )
-from ansible_collections.rdma.fabric.plugins.module_utils import (  # noqa: E402
-    rdma_verify,
-    verify_html,
-)
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric  # noqa: E402
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso  # noqa: E402
-from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge  # noqa: E402
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan  # noqa: E402
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import (  # noqa: E402
     pair_rounds,
 )
 from ansible_collections.rdma.fabric.plugins.modules import perftest_run  # noqa: E402
+from verify_synthetic import OPTIONS, healths  # noqa: E402
 
 
 def bench_schedule(count: int) -> None:
@@ -67,98 +68,66 @@ def bench_schedule(count: int) -> None:
         del rounds  # freeing 8 million pairs is not the next schedule's time
 
 
-def _healths(count, rails):
-    def rail(k, n):
-        return {
-            "rail": f"mlx5_{k}",
-            "device": f"mlx5_{k}",
-            "port": 1,
-            "rate": {"gbps": 400.0, "width": "4X", "speed": "NDR", "usable_gbps": 400.0},
-            "gid_index": 3,
-            "address": f"10.{k}.{n // 250}.{n % 250 + 1}",
-            "missing": None,
-        }
-
-    return {
-        f"node{n:05d}": {
-            "checks": [],
-            "perftest_version": "6.06",
-            "boot_id": str(n),
-            "rails": [rail(k, n) for k in range(rails)],
-        }
-        for n in range(count)
-    }
+def _one_run(count: int, rails: int, mode: str) -> None:
+    """(In a child process, --one) one synthetic run's figures and this process's peak RSS,
+    as a JSON line."""
+    figures = verify_synthetic.run(count, rails, mode)
+    figures["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps(figures))
 
 
-OPTIONS = {
-    "kind": "bw",
-    "binary": "ib_write_bw",
-    "args": ["-s", 65536, "-D", 5],
-    "duration": 5,
-    "timeout": 35,
-    "base_port": 18515,
-    "port_span": 1000,
-    "listen_timeout": 30,
-    "min_fraction": 0.9,
-}
-
-
-def _timed(step, fn, *args, **kwargs):
-    start, cpu = time.perf_counter(), time.process_time()
-    out = fn(*args, **kwargs)
-    step.append((time.perf_counter() - start, time.process_time() - cpu))
-    return out
-
-
-def bench_run(count: int, rails: int, mode: str) -> None:
+def bench_run(count: int, rails: int, mode: str) -> dict:
     """One verify run's controller work without traffic (every test passes): plan, judge,
-    isolation, report (results.json bytes) and report.html (bytes), each timed."""
-    health = _healths(count, rails)
-    hosts = list(health)
-    steps = []
-    fabric = _timed(steps, vfabric.fabric, health)
-    pairs = vplan.all_pairs(hosts, mode, 2)
-    tests = _timed(steps, vplan.plan, "main", pairs, health, OPTIONS, fabric["rails"])
-    # Measured rates and counters that differ per test, as real ones do (the same
-    # number everywhere would compress far better than any real report).
-    outcomes = {}
-    for n, t in enumerate(tests):
-        gbps = round(380 + (n * 7919 % 1000) / 97, 2)
-        row = {"bytes": 65536, "iterations": 35000 + n % 977, "bw_average_gbps": gbps}
-        for side in ("server", "client"):
-            outcomes[f"{t['id']}/{side}"] = {
-                "error": None,
-                "result": {"ok": True, "rows": [row]},
-                "deltas": {"rx_prio3_pause": n * 7919 % 100_000},  # no limit: PFC at work
-            }
-    records = _timed(steps, vjudge.judge, tests, outcomes, 5)
-    isolate = _timed(steps, viso.isolation, records, health, OPTIONS)
-    fabric["hosts"] = hosts
-    doc = _timed(
-        steps, rdma_verify.report, health, records, dict(isolate, verdicts={}), {}, "now", fabric
+    isolation, report, results file written by the report step's writer, report.html
+    and junit.xml, each timed, in a child process: its peak RSS is the run's."""
+    proc = subprocess.run(
+        [sys.executable, __file__, "--one", str(count), str(rails), mode],
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    text = _timed(steps, json.dumps, doc)
-    size = len(text)
-    written = results_file(len(tests))
-    if written.endswith(".gz"):
-        size = len(_timed(steps, gzip.compress, text.encode(), 1))
-    else:
-        steps.append((0.0, 0.0))
-    del text
-    html = len(_timed(steps, verify_html.render, doc))
-    names = ("fabric", "plan", "judge", "isolation", "report", "json", "gzip", "html")
-    times = ", ".join(f"{n} {cpu:.2f}" for n, (_w, cpu) in zip(names, steps, strict=True))
+    f = json.loads(proc.stdout.splitlines()[-1])
+    tests = max(f["tests"], 1)
+    times = ", ".join(
+        f"{n} {cpu:.2f}" for n, (_w, cpu) in zip(verify_synthetic.STEPS, f["steps"], strict=True)
+    )
+    written = f"{f['file']} {f['file_bytes'] / 1e6:.1f} MB ({f['file_bytes'] / tests:.0f} B a test)"
+    if f["file"].endswith(".gz"):
+        written += f", {f['plain_bytes'] / 1e6:.0f} MB as plain JSON"
     print(
-        f"{mode} mode, {count} hosts x {rails} rails: {len(tests)} tests; CPU s: {times}; "
-        f"{written} {size / 1e6:.1f} MB ({size / max(len(tests), 1):.0f} B a test), "
-        f"report.html {html / 1e6:.1f} MB"
+        f"{mode} mode, {count} hosts x {rails} rails: {f['tests']} tests; CPU s: {times}; "
+        f"{written}; report.html {f['html_bytes'] / 1e6:.1f} MB, junit.xml "
+        f"{f['junit_bytes'] / 1e6:.1f} MB; peak RSS {f['peak_rss'] / 1e6:.0f} MB "
+        f"({f['peak_rss'] / tests / 1e3:.1f} kB a test)"
+    )
+    return f
+
+
+def full_tests(count: int, rails: int) -> int:
+    return count * (count - 1) // 2 * rails
+
+
+def extrapolate(small: dict, large: dict, count: int = 1024, rails: int = 8) -> None:
+    """A full run of count x rails from two measured full runs: memory and bytes grow
+    linearly with the tests (the slope between the two runs; the results file's bytes
+    per test of the larger one)."""
+    tests = full_tests(count, rails)
+    slope = (large["peak_rss"] - small["peak_rss"]) / (large["tests"] - small["tests"])
+    rss = large["peak_rss"] + slope * (tests - large["tests"])
+    per_test = large["file_bytes"] / large["tests"]
+    plain = large["plain_bytes"] / large["tests"]
+    print(
+        f"{count} x {rails} full ({tests:,} tests), extrapolated from "
+        f"{small['tests']:,} and {large['tests']:,} tests: {results_file(tests)} "
+        f"{per_test * tests / 1e6:.0f} MB ({plain * tests / 1e9:.1f} GB as plain JSON), "
+        f"peak RSS {rss / 1e9:.1f} GB ({slope / 1e3:.1f} kB a test)"
     )
 
 
 def bench_hostvars(count: int = 1024, rails: int = 8) -> None:
     """What one host keeps in hostvars in a full run of count x rails: its plan goes to a
     controller file (bytes on disk, read by the run task), its outcomes are registered."""
-    health = _healths(count, rails)
+    health = healths(count, rails)
     hosts = list(health)
     fabric = vfabric.fabric(health)
     me = hosts[count // 2]
@@ -184,11 +153,14 @@ def bench_hostvars(count: int = 1024, rails: int = 8) -> None:
 
 
 def bench_controller(count: int = 32, rails: int = 8, big: int = 4096) -> None:
-    """The controller's work at 32 x 8 and 256 x 8 full, and 4,096 x 8 quick (a rack, a
-    large fabric's full run, a very large one's quick run): per step CPU seconds and the
-    bytes of the report."""
-    for hosts, mode in ((count, "full"), (256, "full"), (big, "quick")):
-        bench_run(hosts, rails, mode)
+    """The controller's work at 32 x 8, 128 x 8 and 256 x 8 full, and 4,096 x 8 quick (a
+    rack, a large fabric's full run, a very large one's quick run): per step CPU seconds,
+    the bytes of the report and the peak RSS; then 1,024 x 8 full extrapolated (about
+    25 GB of memory: more than this machine has to spare)."""
+    runs = {}
+    for hosts, mode in ((count, "full"), (128, "full"), (256, "full"), (big, "quick")):
+        runs[hosts, mode] = bench_run(hosts, rails, mode)
+    extrapolate(runs[128, "full"], runs[256, "full"])
 
 
 def bench_lab(run: bool, wall: float | None) -> None:
@@ -228,7 +200,13 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=4096)
     parser.add_argument("--run", action="store_true")
     parser.add_argument("--wall", type=float)
+    parser.add_argument(
+        "--one", nargs=3, metavar=("HOSTS", "RAILS", "MODE"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
+    if args.one:
+        _one_run(int(args.one[0]), int(args.one[1]), args.one[2])
+        return 0
     # The machine may be shared: wall time grows with its load, CPU time (this process's
     # time.process_time) much less.
     print(

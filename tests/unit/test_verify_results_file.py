@@ -1,6 +1,6 @@
 """results.json stays proportional to the tests and bounded: above RESULTS_GZIP_TESTS
 tests the report step writes results.json.gz (a 1,024 x 8 full run has 4.2 million
-tests: about 2.2 GB as plain JSON, about 170 MB compressed; make bench measures 256 x 8)."""
+tests: about 2.5 GB as plain JSON, about 170 MB compressed; make bench measures 256 x 8)."""
 
 from __future__ import annotations
 

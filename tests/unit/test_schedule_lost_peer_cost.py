@@ -1,0 +1,167 @@
+"""A lost peer costs each partner one round on the grid, never later rounds (issue 25,
+item 7): perftest_run's schedule() run on a virtual clock, every host of a real full
+plan (verify_plan, 8 hosts x 2 rails, 7 rounds), one host lost before the run or in
+the middle of it.
+
+The sides are fakes of perftest_run's process layer (_spawn, _poll, _reap): a side
+whose peer is there finishes 6 s after it starts; one whose peer is lost never does
+(a server: nobody connects) or is refused at once (a client: "Couldn't connect"). So
+each host's schedule runs in milliseconds, its clock advances only by its own sleeps,
+and the time it ends is exact. The integration tests (test_perftest_schedule_grid.py)
+run the same code with the perftest stand-in and real time; this one runs every host
+of a fabric, with test timeouts far longer than a round on the grid.
+
+Each partner of the lost host must end its round with it at that round's deadline on
+the grid (the client: its connect deadline, the server: the round's end less grace),
+never at its sides' own timeouts, and then run every later round at the healthy pace:
+it ends by that deadline + (later rounds) x 6 s. Its other rounds all pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
+from ansible_collections.rdma.fabric.plugins.modules import perftest_run
+from test_verify_tests import OPTIONS, fabric_of
+
+RUN = 6.0  # a side with its peer there: the test's duration and its setup
+TICK = 0.25  # the schedule's polls: 0.1 s (clients), 0.2 s (servers)
+WINDOW, GRACE, TIMEOUT = 30, 10, 600  # a test's own timeout far beyond the round
+SLOT = WINDOW + 35 + GRACE  # the grid's round: connect window + a 5 s test's timeout + grace
+EPOCH = 1_800_000_000.0
+
+
+class Clock:
+    """time for perftest_run: wall and monotonic clocks that only sleep() advances."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def time(self):
+        return EPOCH + self.now
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now = round(self.now + seconds, 6)  # no drift over thousands of polls
+
+
+class Module:
+    def __init__(self, **params):
+        self.params = {
+            "listen_timeout": WINDOW,
+            "grace": GRACE,
+            "sysfs_root": "/nonexistent",
+            "progress_file": None,
+            **params,
+        }
+
+    def get_bin_path(self, name, required=False):
+        return None
+
+
+def _peer(side_id):
+    """The other host of a side: main/<round>/<server>/<client>/<rail>/<side>."""
+    _phase, _round, server, client, _rail, side = side_id.split("/")
+    return client if side == "server" else server
+
+
+def fake_processes(monkeypatch, clock, lost, lost_from):
+    """perftest_run's process layer, faked; returns {round: virtual time it began}."""
+    began = {}
+
+    def is_lost(test):
+        return _peer(test["id"]) == lost and test["round"] >= lost_from
+
+    def spawn(test, state_dir, name):
+        began.setdefault(test["round"], clock.now)
+        return {"test": test, "files": {}, "at": clock.now, "until": clock.now + 1e9}
+
+    def poll(job):
+        if is_lost(job["test"]):
+            return 1 if job["test"]["side"] == "client" else None
+        return 0 if clock.now >= job["at"] + RUN else None
+
+    def reap(job, killed=False):
+        test = job["test"]
+        refused = is_lost(test) and test["side"] == "client"
+        errors = [f"Couldn't connect to {lost}:{test['port']}"] if refused else []
+        return {
+            "id": test["id"],
+            "rc": 1 if refused else (None if killed else 0),
+            "timed_out": False,
+            "killed": killed,
+            "error": errors[0] if errors else None,
+            "result": {"ok": not (refused or killed), "errors": errors, "rows": []},
+        }
+
+    monkeypatch.setattr(perftest_run, "time", clock)
+    monkeypatch.setattr(perftest_run, "_spawn", spawn)
+    monkeypatch.setattr(perftest_run, "_poll", poll)
+    monkeypatch.setattr(perftest_run, "_reap", reap)
+    monkeypatch.setattr(perftest_run, "_kill_job", lambda job: None)
+    monkeypatch.setattr(perftest_run, "_counters", lambda module, ports: {})
+    monkeypatch.setattr(perftest_run, "_stop_earlier_run", lambda state_dir, run: None)
+    return began
+
+
+def fabric_sides(count=8, rails=2):
+    names, health = fabric_of(count, rails=rails)
+    options = dict(OPTIONS, timeout=TIMEOUT)
+    tests = vplan.plan(
+        "main", vplan.all_pairs(names), health, options, vfabric.fabric(health)["rails"]
+    )
+    return names, {h: vplan.host_sides(h, tests) for h in names}
+
+
+@pytest.mark.parametrize("lost_from", [0, 3], ids=["never-came", "lost-after-round-2"])
+def test_a_lost_peer_costs_each_partner_one_round_on_the_grid(monkeypatch, tmp_path, lost_from):
+    names, sides = fabric_sides()
+    lost = names[-1]
+    rounds_total = 1 + max(s["round"] for h in names for s in sides[h])
+    assert rounds_total == 7
+    start_at = EPOCH + 5  # the start step's launch margin
+    grid = perftest_run.round_deadlines(
+        {"listen_timeout": WINDOW, "grace": GRACE, "start_at": start_at, "round_seconds": SLOT},
+        [{"round": r, "timeout": 35} for r in range(rounds_total)],
+        EPOCH,
+    )
+    partners = 0
+    for host in names[:-1]:
+        clock = Clock()
+        began = fake_processes(monkeypatch, clock, lost, lost_from)
+        mine = [dict(s, timeout=TIMEOUT) for s in sides[host]]
+        out = perftest_run.schedule(
+            Module(start_at=start_at, round_seconds=SLOT), mine, str(tmp_path / host)
+        )
+        ended = clock.now
+        failed = {s["round"] for s, o in zip(mine, out, strict=True) if o.get("error")}
+        met = {s["round"] for s in mine if _peer(s["id"]) == lost}
+        assert len(met) == 1, met  # full mode: each pair meets once
+        (with_lost,) = met
+        if with_lost < lost_from:
+            # Met it before it was lost: nothing failed, every round at the healthy pace.
+            assert failed == set(), (host, out)
+            assert ended <= rounds_total * (RUN + TICK), (host, ended)
+            continue
+        partners += 1
+        # Exactly one round failed: the one with the lost peer, on every rail.
+        assert failed == {with_lost}, (host, failed)
+        assert all(
+            not o.get("error") for s, o in zip(mine, out, strict=True) if s["round"] != with_lost
+        )
+        _begin, connect_by, server_by = grid[with_lost]
+        serves = any(
+            s["side"] == "server" for s in mine if s["round"] == with_lost
+        )  # else it is the lost host's client
+        cut = (server_by if serves else connect_by) - EPOCH
+        # That round ends at its deadline on the grid (not at the sides' 600 s timeout)...
+        end_of_round = began.get(with_lost + 1, ended)
+        assert cut <= end_of_round <= cut + 1 + TICK, (host, with_lost, end_of_round, cut)
+        # ... and every later round runs at the healthy pace: no later round is lost.
+        later = rounds_total - 1 - with_lost
+        assert ended <= end_of_round + later * (RUN + TICK), (host, ended, end_of_round, later)
+    # Every host met the lost one; those after it was lost paid one round each.
+    assert partners == len([r for r in range(rounds_total) if r >= lost_from])
