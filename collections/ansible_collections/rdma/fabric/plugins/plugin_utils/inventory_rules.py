@@ -29,7 +29,7 @@ import yaml
 URL_SUFFIX = "_url"
 ADDRESS_SUFFIXES = ("_host", "_address")
 # The schemes each URL variable's consumer takes (the roles' own validation: rdma_stack's
-# validate.yml takes http(s) and file for apt/dnf; ib_subnet_manager's ufm.yml https only).
+# validate.yml takes http(s) and file for apt/dnf; ib_subnet_manager's ufm_pkeys.yml https only).
 URL_SCHEMES: dict[str, tuple[str, ...]] = {"ib_subnet_manager_ufm_url": ("https",)}
 DEFAULT_URL_SCHEMES = ("https", "http", "file")
 NAME_RE = re.compile(r"\b(?:rdma|roce|ib_subnet_manager|soft_roce)_\w+")
