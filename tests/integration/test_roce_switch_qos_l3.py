@@ -1,9 +1,10 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""roce_switch_qos and the leaf side of L3 rails (issue 23 item 8), run with
-ansible-playbook (playbooks/roce_fabric.yml) against the stand-ins only: rendered for
-the three OSes, applied to the NVUE and SONiC stand-ins (EOS: eos_config's, rendered)."""
+"""roce_switch_qos and the leaf side of L3 rails (each host's /31 on a rail ends at a leaf
+port, which takes the even address and the rail's MTU), run with ansible-playbook
+(playbooks/roce_fabric.yml) against the stand-ins only: rendered for the three OSes,
+applied to the NVUE and SONiC stand-ins (EOS: eos_config's, rendered)."""
 
 # ruff: noqa: F401, F811 (the fixtures of test_roce_switch_qos_role are imported)
 from __future__ import annotations

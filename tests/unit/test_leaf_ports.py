@@ -1,7 +1,8 @@
 # Copyright: rdma-fabric contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The leaf side of L3 rails (issue 23 item 8): the planner and the three renderers."""
+"""The leaf side of L3 rails (each host's /31 on a rail ends at a leaf port, which takes the
+even address and the rail's MTU): the planner and the three renderers."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""A lost peer costs each partner one round on the grid, never later rounds (issue 25,
-item 7): perftest_run's schedule() run on a virtual clock, every host of a real full
-plan (verify_plan, 8 hosts x 2 rails, 7 rounds), one host lost before the run or in
-the middle of it.
+"""A lost peer costs each partner one round on the grid, never later rounds (one lost host
+must not stall the schedule of every other): perftest_run's schedule() run on a virtual
+clock, every host of a real full plan (verify_plan, 8 hosts x 2 rails, 7 rounds), one
+host lost before the run or in the middle of it.
 
 The sides are fakes of perftest_run's process layer (_spawn, _poll, _reap): a side
 whose peer is there finishes 6 s after it starts; one whose peer is lost never does
