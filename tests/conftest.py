@@ -147,11 +147,13 @@ def run_playbook(ansible_env):
 
 @pytest.fixture
 def run_play(request, run_playbook, tmp_path):
-    """The test module's ROLE applied to localhost in check mode (role_play.check_run):
-    run(extra_vars, *args) -> (proc, output). A module may define its own run_play."""
+    """The test module's ROLE applied in check mode (role_play.check_run) to the module's
+    HOSTS (localhost unless it says): run(extra_vars, *args, inventory=None) ->
+    (proc, output). A module may define its own run_play."""
     from role_play import role_check_run
 
-    return role_check_run(run_playbook, tmp_path, request.module.ROLE)
+    hosts = getattr(request.module, "HOSTS", "localhost")
+    return role_check_run(run_playbook, tmp_path, request.module.ROLE, hosts)
 
 
 @pytest.fixture(scope="session")

@@ -7,77 +7,45 @@ Each case runs the real role with ansible-playbook --check and only its validati
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
-import yaml
-from conftest import ROLES_DIR
-from role_play import failure_messages, recap, tasks_run
+from role_play import arg_spec_task, failure_messages, pre_validation, recap, tasks_run
 
 ROLE = "ib_subnet_manager"
-ARG_SPEC_TASK = f"{ROLE} : Validating arguments against arg spec 'main'"
-PLAY = f"""\
-- name: Apply {ROLE} to this machine
-  hosts: subnet_managers
-  connection: local
-  gather_facts: true
-  roles:
-    - role: {ROLE}
-"""
+# The shared run_play (tests/conftest.py) applies the role to this group.
+HOSTS = "subnet_managers"
 UPDN_WITH_ROOT = {
     "ib_subnet_manager_routing_engines": ["updn"],
     "ib_subnet_manager_root_guids": ["0x0002c90000000a01"],
 }
+ALLOWED = pre_validation(ROLE)
+ARG_SPEC_TASK = arg_spec_task(ROLE)
 
 
-def task_names(tasks_file: str) -> set[str]:
-    tasks = yaml.safe_load((ROLES_DIR / ROLE / "tasks" / tasks_file).read_text())
-    return {f"{ROLE} : {t['name']}" for t in tasks}
-
-
-ALLOWED = {"Gathering Facts"} | task_names("set_vars.yml") | task_names("validate.yml")
-
-
-@pytest.fixture
-def run_play(run_playbook, tmp_path):
-    """Run the role on sm-a of a two-SM group; host_vars per host."""
-    playbook = tmp_path / "play.yml"
-    playbook.write_text(PLAY)
-
-    def run(extra_vars: dict, host_vars: dict | None = None, outside: dict | None = None):
-        host_vars = host_vars or {}
-        inventory = {
-            "all": {
-                # Hosts outside the group (an SM host elsewhere, a switch, a UFM server).
-                "hosts": outside or {},
-                "children": {
-                    "subnet_managers": {
-                        "hosts": {
-                            name: {"ansible_python_interpreter": "{{ ansible_playbook_python }}"}
-                            | host_vars.get(name, {})
-                            for name in ("sm-a", "sm-b")
-                        }
+def validate(
+    run_play, extra_vars: dict, host_vars: dict | None = None, outside: dict | None = None
+):
+    """Run the role's validation on sm-a of a two-SM group (this machine); host_vars per
+    host, `outside` hosts outside the group (an SM host elsewhere, a switch, a UFM server)."""
+    host_vars = host_vars or {}
+    inventory = {
+        "all": {
+            "hosts": outside or {},
+            "children": {
+                "subnet_managers": {
+                    "hosts": {
+                        name: {"ansible_python_interpreter": "{{ ansible_playbook_python }}"}
+                        | host_vars.get(name, {})
+                        for name in ("sm-a", "sm-b")
                     }
-                },
-            }
+                }
+            },
         }
-        (tmp_path / "hosts.yml").write_text(json.dumps(inventory))
-        proc = run_playbook(
-            "-i",
-            str(tmp_path / "hosts.yml"),
-            "--limit",
-            "sm-a",
-            "--check",
-            "--tags",
-            f"{ROLE}-validate",
-            str(playbook),
-            "-e",
-            json.dumps(extra_vars),
-        )
-        return proc, proc.output
-
-    return run
+    }
+    return run_play(
+        extra_vars, "--limit", "sm-a", "--tags", f"{ROLE}-validate", inventory=inventory
+    )
 
 
 def assert_failed_in_validation(proc, output, task=None):
@@ -93,7 +61,7 @@ def assert_failed_in_validation(proc, output, task=None):
 
 
 def test_priority_16(run_play):
-    proc, output = run_play({"ib_subnet_manager_priority": 16})
+    proc, output = validate(run_play, {"ib_subnet_manager_priority": 16})
     errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_priority")
     assert "ib_subnet_manager_priority must be 0-15" in errors and "got 16" in errors
 
@@ -120,15 +88,19 @@ DEFAULT_PARTITION = {"name": "Default", "pkey": 0x7FFF, "members": ["ALL=full"]}
     ],
 )
 def test_bad_partitions(run_play, partitions, messages):
-    proc, output = run_play({"ib_subnet_manager_partitions": [DEFAULT_PARTITION, *partitions]})
+    proc, output = validate(
+        run_play, {"ib_subnet_manager_partitions": [DEFAULT_PARTITION, *partitions]}
+    )
     errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_partitions")
     for message in messages:
         assert message in errors, errors
 
 
 def test_duplicate_sm_priority(run_play):
-    proc, output = run_play(
-        {}, {"sm-a": {"ib_subnet_manager_priority": 9}, "sm-b": {"ib_subnet_manager_priority": 9}}
+    proc, output = validate(
+        run_play,
+        {},
+        {"sm-a": {"ib_subnet_manager_priority": 9}, "sm-b": {"ib_subnet_manager_priority": 9}},
     )
     errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
     assert "ib_subnet_manager_priority must differ between every SM of the fabric" in errors
@@ -138,7 +110,7 @@ def test_duplicate_sm_priority(run_play):
 def test_duplicate_priority_with_an_sm_outside_the_group(run_play):
     # sm-c runs OpenSM too (its inventory says so) but is not in subnet_managers.
     outside = {"sm-c": {"ib_subnet_manager_mode": "opensm", "ib_subnet_manager_priority": 15}}
-    proc, output = run_play({}, outside=outside)
+    proc, output = validate(run_play, {}, outside=outside)
     errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
     assert "duplicate priority 15 on sm-a and sm-c" in errors
 
@@ -146,7 +118,7 @@ def test_duplicate_priority_with_an_sm_outside_the_group(run_play):
 def test_duplicate_priority_with_ufm(run_play):
     # sm-b is second in the group: 14; the UFM server's SM has 14 in the inventory.
     outside = {"ufm-1": {"ib_subnet_manager_mode": "ufm", "ib_subnet_manager_priority": 14}}
-    proc, output = run_play({}, outside=outside)
+    proc, output = validate(run_play, {}, outside=outside)
     errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
     assert "duplicate priority 14 on sm-b and ufm-1" in errors
 
@@ -165,7 +137,7 @@ def test_planes_reuse_priorities(run_play):
             "ib_subnet_manager_priority": 15,
         }
     }
-    proc, output = run_play({"ib_subnet_manager_priority": 15}, planes, outside=outside)
+    proc, output = validate(run_play, {"ib_subnet_manager_priority": 15}, planes, outside=outside)
     assert proc.returncode == 0, output
     assert f"{ROLE} : Refuse two SMs with one priority" in tasks_run(proc)
 
@@ -179,14 +151,15 @@ def test_duplicate_priority_within_a_plane(run_play):
             "ib_subnet_manager_priority": 15,
         }
     }
-    proc, output = run_play({}, planes, outside=outside)
+    proc, output = validate(run_play, {}, planes, outside=outside)
     errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
     assert "duplicate priority 15 on sm-a and sm-c" in errors and "subnet plane0" in errors
 
 
 def test_managed_key_in_extra_options(run_play):
-    proc, output = run_play(
-        {"ib_subnet_manager_extra_options": {"sm_priority": "20", "force_log_flush": "yes"}}
+    proc, output = validate(
+        run_play,
+        {"ib_subnet_manager_extra_options": {"sm_priority": "20", "force_log_flush": "yes"}},
     )
     errors = assert_failed_in_validation(
         proc, output, "Validate ib_subnet_manager_extra_options as OpenSM reads them"
@@ -198,14 +171,14 @@ def test_managed_key_in_extra_options(run_play):
 
 def test_explicit_priority_clashing_with_inventory_order(run_play):
     # sm-a is first in the group: 15 from the inventory order; sm-b asks for 15 too.
-    proc, output = run_play({}, {"sm-b": {"ib_subnet_manager_priority": 15}})
+    proc, output = validate(run_play, {}, {"sm-b": {"ib_subnet_manager_priority": 15}})
     errors = assert_failed_in_validation(proc, output, "Refuse two SMs with one priority")
     assert "duplicate priority 15 on sm-a and sm-b" in errors
 
 
 @pytest.mark.parametrize("engine", ["fat-tree", "ar_updn", "UPDN"])
 def test_unknown_routing_engine(run_play, engine):
-    proc, output = run_play({"ib_subnet_manager_routing_engines": ["minhop", engine]})
+    proc, output = validate(run_play, {"ib_subnet_manager_routing_engines": ["minhop", engine]})
     errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_routing_engines")
     assert f"ib_subnet_manager_routing_engines: '{engine}' is not a routing engine of" in errors
     assert "dfsssp" in errors and "no_fallback" in errors and "on sm-a" in errors
@@ -216,7 +189,7 @@ def test_unknown_routing_engine(run_play, engine):
     "engines", [["updn"], ["dnup"], ["ftree", "updn", "no_fallback"], ["ftree,minhop"]]
 )
 def test_engines_without_roots_pass(run_play, engines):
-    proc, output = run_play({"ib_subnet_manager_routing_engines": engines})
+    proc, output = validate(run_play, {"ib_subnet_manager_routing_engines": engines})
     assert proc.returncode == 0, output
     assert f"{ROLE} : Validate ib_subnet_manager_routing_engines" in tasks_run(proc)
 
@@ -226,7 +199,7 @@ def test_engines_without_roots_pass(run_play, engines):
 @pytest.mark.parametrize("rate", [23, 24])
 def test_partition_rate_beyond_the_packaged_opensm(run_play, rate):
     parts = [DEFAULT_PARTITION, {"name": "fast", "pkey": 0x10, "rate": rate, "members": ["ALL"]}]
-    proc, output = run_play({"ib_subnet_manager_partitions": parts})
+    proc, output = validate(run_play, {"ib_subnet_manager_partitions": parts})
     errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_partitions")
     assert "ib_subnet_manager_partitions[1] (fast): rate must be an integer 2-22" in errors
     # 3.3.23 when OpenSM is not installed here (the packaged version), else dpkg's
@@ -237,8 +210,8 @@ def test_partition_rate_beyond_the_packaged_opensm(run_play, rate):
 def test_doca_source_judges_rates_by_docas_opensm(run_play):
     # DOCA's OpenSM (5.x) replaces whatever is installed: rate 23 (800 Gb/s) is fine.
     parts = [DEFAULT_PARTITION, {"name": "fast", "pkey": 0x10, "rate": 23, "members": ["ALL"]}]
-    proc, output = run_play(
-        {"ib_subnet_manager_partitions": parts, "ib_subnet_manager_opensm_source": "doca"}
+    proc, output = validate(
+        run_play, {"ib_subnet_manager_partitions": parts, "ib_subnet_manager_opensm_source": "doca"}
     )
     assert proc.returncode == 0, output
     assert f"{ROLE} : Validate ib_subnet_manager_partitions" in tasks_run(proc)
@@ -248,7 +221,7 @@ def test_doca_source_judges_rates_by_docas_opensm(run_play):
 # an error and run without them (no QoS policy, no node names ...).
 def test_missing_option_file_on_the_host(run_play):
     extra = {"qos_policy_file": "/nonexistent/rdma-fabric-qos.conf", "torus_config": "/etc/passwd"}
-    proc, output = run_play({"ib_subnet_manager_extra_options": extra})
+    proc, output = validate(run_play, {"ib_subnet_manager_extra_options": extra})
     errors = assert_failed_in_validation(proc, output, "Refuse option files missing on the host")
     assert "ib_subnet_manager_extra_options.qos_policy_file" in errors
     assert "/nonexistent/rdma-fabric-qos.conf" in errors and "on sm-a" in errors
@@ -256,8 +229,8 @@ def test_missing_option_file_on_the_host(run_play):
 
 
 def test_unknown_extra_option(run_play):
-    proc, output = run_play(
-        {"ib_subnet_manager_extra_options": {"force_log_flush": "TRUE", "sm_prioirty": 3}}
+    proc, output = validate(
+        run_play, {"ib_subnet_manager_extra_options": {"force_log_flush": "TRUE", "sm_prioirty": 3}}
     )
     errors = assert_failed_in_validation(proc, output, "Refuse extra options OpenSM does not know")
     assert "ib_subnet_manager_extra_options on sm-a has sm_prioirty," in errors
@@ -266,13 +239,15 @@ def test_unknown_extra_option(run_play):
 
 
 def test_bad_root_guid(run_play):
-    proc, output = run_play({**UPDN_WITH_ROOT, "ib_subnet_manager_root_guids": ["spine-01"]})
+    proc, output = validate(
+        run_play, {**UPDN_WITH_ROOT, "ib_subnet_manager_root_guids": ["spine-01"]}
+    )
     errors = assert_failed_in_validation(proc, output, "Validate the GUIDs and the SM_Key")
     assert "ib_subnet_manager_root_guids: 'spine-01' is not a GUID" in errors
 
 
 def test_unknown_mode(run_play):
-    proc, output = run_play({"ib_subnet_manager_mode": "subnetd"})
+    proc, output = validate(run_play, {"ib_subnet_manager_mode": "subnetd"})
     assert_failed_in_validation(proc, output)
     message = next(line for line in output.splitlines() if "ib_subnet_manager_mode" in line)
     assert all(mode in message for mode in ("opensm", "external", "switch", "ufm", "subnetd"))
@@ -283,7 +258,8 @@ def test_good_input_passes_validation(run_play):
         {"name": "Default", "pkey": 0x7FFF, "ipoib": True, "members": ["ALL=full"]},
         {"name": "storage", "pkey": 0x10, "mtu": 4, "members": ["0x0002c90000001011=full"]},
     ]
-    proc, output = run_play(
+    proc, output = validate(
+        run_play,
         {**UPDN_WITH_ROOT, "ib_subnet_manager_partitions": parts},
         {"sm-b": {"ib_subnet_manager_priority": 3}},
     )
@@ -319,7 +295,7 @@ def test_good_input_passes_validation(run_play):
     ],
 )
 def test_bad_ports(run_play, ports, message):
-    proc, output = run_play({"ib_subnet_manager_ports": ports})
+    proc, output = validate(run_play, {"ib_subnet_manager_ports": ports})
     errors = assert_failed_in_validation(proc, output, "Validate ib_subnet_manager_ports")
     assert message in errors and "sm-a" in errors, errors
 
@@ -332,7 +308,7 @@ def test_good_ports_pass_validation(run_play):
         {"port_guid": "0x0002c90000001003", "subnet": "plane0", "priority": 15},
         {"port_guid": "0x0002c90000002003", "subnet": "plane1", "priority": 14},
     ]
-    proc, output = run_play({}, {"sm-a": {"ib_subnet_manager_ports": ports}})
+    proc, output = validate(run_play, {}, {"sm-a": {"ib_subnet_manager_ports": ports}})
     assert proc.returncode == 0, output
     assert f"{ROLE} : Validate ib_subnet_manager_ports" in tasks_run(proc)
     assert (recap(proc, "sm-a")["failed"], recap(proc, "sm-a")["changed"]) == (0, 0)
@@ -346,8 +322,10 @@ def test_one_priority_twice_on_a_subnet_across_hosts(run_play):
         {"port_guid": "0x0002c90000002003", "subnet": "plane1", "priority": 14},
     ]
     theirs = [{"port_guid": "0x0002c90000003003", "subnet": "plane1", "priority": 14}]
-    proc, output = run_play(
-        {}, {"sm-a": {"ib_subnet_manager_ports": mine}, "sm-b": {"ib_subnet_manager_ports": theirs}}
+    proc, output = validate(
+        run_play,
+        {},
+        {"sm-a": {"ib_subnet_manager_ports": mine}, "sm-b": {"ib_subnet_manager_ports": theirs}},
     )
     task = "Refuse two SMs of one subnet with one priority (ib_subnet_manager_ports)"
     errors = assert_failed_in_validation(proc, output, task)

@@ -12,10 +12,10 @@ from conftest import ROLES_DIR  # noqa: E402  (re-exported for the role tests)
 from playbook_run import PlaybookRun
 
 
-def play(role: str) -> str:
+def play(role: str, hosts: str = "localhost") -> str:
     return f"""\
 - name: Apply {role} to this machine
-  hosts: localhost
+  hosts: {hosts}
   connection: local
   gather_facts: true
   roles:
@@ -120,12 +120,17 @@ def failure_messages(run: PlaybookRun) -> list[str]:
 
 
 def check_run(run_playbook, playbook: Path):
-    """A runner of the playbook in --check with extra vars; returns (run, output)."""
+    """A runner of the playbook in --check with extra vars; returns (run, output). The
+    inventory is localhost alone, or `inventory` (a dict, written next to the playbook)."""
 
-    def run(extra_vars: dict, *args: str):
+    def run(extra_vars: dict, *args: str, inventory: dict | None = None):
+        hosts = "localhost,"
+        if inventory is not None:
+            hosts = str(playbook.parent / "hosts.yml")
+            Path(hosts).write_text(json.dumps(inventory))
         proc = run_playbook(
             "-i",
-            "localhost,",
+            hosts,
             "--check",
             str(playbook),
             "-e",
@@ -137,10 +142,10 @@ def check_run(run_playbook, playbook: Path):
     return run
 
 
-def role_check_run(run_playbook, tmp_path: Path, role: str):
-    """check_run of a playbook that applies the role to localhost."""
+def role_check_run(run_playbook, tmp_path: Path, role: str, hosts: str = "localhost"):
+    """check_run of a playbook that applies the role to `hosts` (localhost)."""
     playbook = tmp_path / f"{role}.yml"
-    playbook.write_text(play(role))
+    playbook.write_text(play(role, hosts))
     return check_run(run_playbook, playbook)
 
 
