@@ -26,6 +26,12 @@ sys.path.insert(0, str(ROOT / "collections"))
 
 from ansible_collections.rdma.fabric.plugins.module_utils import fabric_schema  # noqa: E402
 
+# What a role's entry leaves out: ansible-core validates a role's argument specs before
+# its tasks, and would refuse trust pcp as "must be one of: dscp" before the role's own
+# validation says why pcp cannot work (roce_policy.PCP_REFUSED); the description says
+# only dscp is taken, the filter doc keeps the choices.
+ROLE_SPEC_LEAVES_OUT = {"trust": ("choices",)}
+
 # The order each option's keys are written in.
 ORDER = ("description", "type", "elements", "choices", "default", "version_added")
 
@@ -37,10 +43,15 @@ class _Dumper(yaml.SafeDumper):
         return super().increase_indent(flow, False)
 
 
-def _doc_options(options, sub_key):
+def _doc_options(options, sub_key, leave_out=None):
     out = {}
     for name, spec in options.items():
-        doc = {key: spec[key] for key in ORDER if key in spec and spec[key] is not None}
+        left = (leave_out or {}).get(name, ())
+        doc = {
+            key: spec[key]
+            for key in ORDER
+            if key in spec and spec[key] is not None and key not in left
+        }
         if "options" in spec:
             doc[sub_key] = _doc_options(spec["options"], sub_key)
         out[name] = doc
@@ -51,7 +62,11 @@ def block(key: str, indent: int, sub_key: str) -> list[str]:
     """``key:`` and the schema's options under it, as lines indented by ``indent``."""
     options = {**fabric_schema.ROCE_POLICY_OPTIONS, **fabric_schema.ROCE_POLICY_DERIVED_OPTIONS}
     text = yaml.dump(
-        {key: _doc_options(options, sub_key)},
+        {
+            key: _doc_options(
+                options, sub_key, ROLE_SPEC_LEAVES_OUT if sub_key == "options" else None
+            )
+        },
         Dumper=_Dumper,
         sort_keys=False,
         default_flow_style=False,
