@@ -25,6 +25,7 @@ FILTER = COLLECTION / "plugins/filter/roce_policy.py"
 sys.path.insert(0, str(ROOT / "collections"))
 
 from ansible_collections.rdma.fabric.plugins.module_utils import fabric_schema  # noqa: E402
+from role_vars_table import write_or_check  # noqa: E402  (this directory, sys.path[0])
 
 # What a role's entry leaves out: ansible-core validates a role's argument specs before
 # its tasks, and would refuse trust pcp as "must be one of: dscp" before the role's own
@@ -121,18 +122,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
-    stale = []
-    for path, render in targets():
-        text = path.read_text()
-        wanted = render(text)
-        if wanted != text:
-            stale.append(str(path.relative_to(ROOT)))
-            if not args.check:
-                path.write_text(wanted)
-    if args.check and stale:
-        print("out of date (run tests/harness/roce_policy_spec.py):", *stale, sep="\n  ")
-        return 1
-    return 0
+    wanted = {path: render(path.read_text()) for path, render in targets()}
+    return write_or_check(wanted, args.check, "tests/harness/roce_policy_spec.py")
 
 
 if __name__ == "__main__":
