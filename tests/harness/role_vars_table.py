@@ -60,19 +60,23 @@ def main() -> int:
     parser.add_argument("--check", action="store_true")
     parser.add_argument("roles_dir", nargs="?", default=COLLECTION_ROLES)
     args = parser.parse_args()
-    stale = []
+    wanted = {}
     for role in sorted(Path(args.roles_dir).iterdir()):
         spec, readme = role / "meta/argument_specs.yml", role / "README.md"
-        if not spec.is_file():
-            continue
-        wanted = render(readme, spec)
-        if readme.read_text() != wanted:
-            stale.append(str(readme))
-            if not args.check:
-                readme.write_text(wanted)
-    if args.check and stale:
-        print("out of date (run tests/harness/role_vars_table.py):", *stale, sep="\n  ")
+        if spec.is_file():
+            wanted[readme] = render(readme, spec)
+    return write_or_check(wanted, args.check, "tests/harness/role_vars_table.py")
+
+
+def write_or_check(wanted: dict, check: bool, script: str) -> int:
+    """Write each file its wanted text (path -> text), or with ``check`` only name the
+    files out of date and return 1 (also used by roce_policy_spec.py)."""
+    stale = [path for path, text in wanted.items() if path.read_text() != text]
+    if check and stale:
+        print(f"out of date (run {script}):", *map(str, stale), sep="\n  ")
         return 1
+    for path in stale:
+        path.write_text(wanted[path])
     return 0
 
 

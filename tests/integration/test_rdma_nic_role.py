@@ -219,9 +219,12 @@ def test_bad_policy_values(run_play):
     proc, output = run_play({"rdma_roce_policy": {"cnp_priority": 3}})
     failed_early(proc, output)
     assert "must differ from rdma_roce_policy.roce_priority" in message(proc, "cnp_priority")
+    # A wrong type: the role's argument spec (the policy's schema) refuses it first.
     proc, output = run_play({"rdma_roce_policy": {"nic_firmware_dcbx": "sometimes"}})
     failed_early(proc, output)
-    assert "must be true, false or unset" in message(proc, "rdma_roce_policy.nic_firmware_dcbx")
+    assert tasks_run(proc)[-1].startswith(arg_spec_task(ROLE))
+    line = message(proc, "argument 'nic_firmware_dcbx' is of type str found in 'rdma_roce_policy'")
+    assert "unable to convert to bool" in line
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,14 @@ validator fills come from the same spec; every role that reads the policy declar
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
+import subprocess
+import sys
 
 import pytest
+import roce_policy_corpus as corpus
 import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible_collections.rdma.fabric.plugins.module_utils import fabric_schema
@@ -19,10 +23,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import (
     normalize_policy,
 )
 
-ROLES = (
-    pathlib.Path(__file__).resolve().parents[2]
-    / "collections/ansible_collections/rdma/fabric/roles"
-)
+REPO = pathlib.Path(__file__).resolve().parents[2]
+ROLES = REPO / "collections/ansible_collections/rdma/fabric/roles"
+FIXTURES = REPO / "tests/fixtures"
+HARNESS = REPO / "tests/harness"
 
 
 def test_defaults_are_the_schema_defaults():
@@ -43,16 +47,83 @@ def test_schema_is_a_valid_argument_spec_and_takes_its_defaults():
 
 
 @pytest.mark.parametrize(
-    ("policy", "unknown"),
+    ("policy", "problems"),
     [
-        ({"roce_priorty": 3}, ["roce_priorty"]),
-        ({"pfc_watchdog": {"enabeld": True}}, ["pfc_watchdog.enabeld"]),
-        ({"pfc_watchdog": 5, "mtu": 9000}, []),  # not a dict: the hand validator's
+        ({"roce_priorty": 3}, [("roce_priorty", "unknown")]),
+        ({"pfc_watchdog": {"enabeld": True}}, [("pfc_watchdog.enabeld", "unknown")]),
+        ({"pfc_watchdog": 5, "mtu": 9000}, [("pfc_watchdog", "type")]),  # not a dict
         ({"roce_tos": 106, "tc_bw": [50, 0, 0, 50, 0, 0, 0, 0]}, []),  # derived, accepted back
+        ({"roce_priority": "x"}, [("roce_priority", "type")]),
+        ({"pfc_watchdog": {"enabled": "maybe"}}, [("pfc_watchdog.enabled", "type")]),
+        ({"ecn_priorities": [3, "x"]}, [("ecn_priorities[1]", "elements")]),
+        ({"trust": "pcp"}, [("trust", "choices")]),
+        ({"pfc_watchdog": {"action": "panic"}}, [("pfc_watchdog.action", "choices")]),
+        ({"wred_drop": "yes"}, [("wred_drop", "type")]),
     ],
 )
-def test_unknown_keys_come_from_the_validator(policy, unknown):
-    assert fabric_schema.unknown_keys(policy) == unknown
+def test_the_validator_finds_keys_types_and_choices(policy, problems):
+    """Each kind of ansible-core error is read back to the path it names: a change of
+    ansible-core's wording fails here (then kind "error", the raw message) first."""
+    _, found = fabric_schema.check_policy(policy)
+    assert [(path, kind) for path, kind, _ in found] == problems
+
+
+def test_the_validator_fills_and_coerces():
+    params, problems = fabric_schema.check_policy(
+        {"roce_priority": "4", "pfc_watchdog": {"enabled": "no"}, "mtu": None}
+    )
+    assert problems == []
+    assert params["roce_priority"] == 4 and params["mtu"] == 9000
+    assert params["pfc_watchdog"] == {**DEFAULTS["pfc_watchdog"], "enabled": False}
+
+
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ({"roce_priority": "x"}, "rdma_roce_policy.roce_priority must be an integer; got 'x'"),
+        ({"ecn_priorities": [3, "x"]}, "rdma_roce_policy.ecn_priorities[1] must be an integer"),
+        ({"pfc_priorities": 3}, "rdma_roce_policy.pfc_priorities must be a list of integers"),
+        ({"pfc_watchdog": 5}, "rdma_roce_policy.pfc_watchdog must be a dictionary; got 5"),
+        ({"pfc_watchdog": {"action": "x"}}, "rdma_roce_policy.pfc_watchdog.action must be one of"),
+        ({"pfc_watchdog": {"x": 1}}, "rdma_roce_policy.pfc_watchdog.x is not a watchdog key"),
+        ({"trust": "pcp"}, "rdma_roce_policy.trust must be dscp: trust pcp needs"),
+        ({"wred_drop": "yes"}, "rdma_roce_policy.wred_drop must be true or false (a boolean"),
+        ({"nic_firmware_dcbx": 1}, "rdma_roce_policy.nic_firmware_dcbx must be true, false or"),
+    ],
+)
+def test_schema_errors_name_the_path_once(policy, message):
+    errors = normalize_policy(policy)[1]
+    assert len(errors) == 1 and errors[0].startswith(message), errors
+
+
+SLICE2 = json.loads((FIXTURES / "roce_policy/slice2.json").read_text())
+
+
+@pytest.mark.parametrize(("index", "policy"), list(enumerate(corpus.VALID)))
+def test_valid_policies_fill_as_before_the_validator(index, policy):
+    filled, errors = normalize_policy(policy)
+    assert errors == []
+    assert json.loads(json.dumps(filled)) == SLICE2["valid"][index]
+
+
+@pytest.mark.parametrize(("index", "policy"), list(enumerate(corpus.BAD)))
+def test_bad_policies_refused_naming_the_keys_as_before(index, policy):
+    filled, errors = normalize_policy(policy)
+    assert filled is None
+    named = sorted({re.match(r"^(rdma_roce_policy[^ ]*)", e).group(1) for e in errors})
+    assert named == SLICE2["bad"][index], errors
+
+
+def test_role_specs_and_filter_doc_are_the_schema():
+    """Each role's rdma_roce_policy options and the filter's doc are written from the
+    schema (tests/harness/roce_policy_spec.py); an edit to one by hand fails here."""
+    proc = subprocess.run(
+        [sys.executable, str(HARNESS / "roce_policy_spec.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_unknown_key_message_names_the_variable():
@@ -85,11 +156,10 @@ def test_every_role_that_reads_the_policy_declares_it(role):
         assert option is not None, f"{role} entry point {entry} does not declare rdma_roce_policy"
         assert option["type"] == "dict"
         assert option.get("default") == {}
-        description = option.get("description") or ""
-        if isinstance(description, list):
-            description = " ".join(description)
-        # The keys are documented once, by the filter's doc (ansible-doc -t filter).
-        assert "rdma.fabric.roce_policy" in re.sub(r"\s+", " ", description), (role, entry)
+        # The keys: the schema's (written by tests/harness/roce_policy_spec.py).
+        assert set(option.get("options", {})) == set(fabric_schema.ROCE_POLICY_OPTIONS) | set(
+            fabric_schema.ROCE_POLICY_DERIVED_OPTIONS
+        ), (role, entry)
 
 
 def test_rail_schema_is_a_valid_argument_spec():

@@ -3,65 +3,274 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The schema of the fabric-wide variables, as ansible-core argument-spec options.
 
-One description of ``rdma_roce_policy``'s keys (type, choices, default, sub-options) for
-every reader: roce_policy.DEFAULTS is built from it, normalize_policy checks the key set
-with ansible-core's ArgumentSpecValidator against it, and a unit test keeps the roles'
-meta/argument_specs.yml entries in step with it.
+One description of ``rdma_roce_policy`` (type, choices, default, sub-options and the
+text ansible-doc shows) for every reader: roce_policy.DEFAULTS is built from it,
+normalize_policy checks types, choices and the key set with ansible-core's
+ArgumentSpecValidator against it (``check_policy``), and tests/harness/roce_policy_spec.py
+writes it into every role's meta/argument_specs.yml entry and the roce_policy filter's
+documentation (a unit test fails when one drifts).
 
 Argument specs have no ranges and no rules that compare fields (ECN must include the
 RoCE priority, CNP must differ from RoCE, ETS sums to 100): those stay in the hand
-validator (roce_policy.normalize_policy), which also accepts strings of digits from extra
-vars. Keys whose None derives a value from another key are ``raw`` so None passes.
+validator (roce_policy.normalize_policy). Ranges are not written as choices: 64 DSCPs
+or a 1-1048576 KB threshold as choices would make ansible-doc unreadable and the
+messages worse than "must be a DSCP value (0-63)"; the descriptions give them.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 ROCE_POLICY_OPTIONS = {
-    "roce_priority": {"type": "int", "default": 3},
-    "roce_dscp": {"type": "int", "default": 26},
-    "cnp_priority": {"type": "int", "default": 6},
-    "cnp_dscp": {"type": "int", "default": 48},
-    # pcp is refused with its own reason by the hand validator (roce_policy.PCP_REFUSED).
-    "trust": {"type": "str", "default": "dscp", "choices": ["dscp"]},
-    "pfc_priorities": {"type": "list", "elements": "int", "default": None},
-    "ets_bandwidth": {"type": "dict", "default": None},
-    "prio_tc": {"type": "list", "elements": "int", "default": None},
-    "ecn_priorities": {"type": "list", "elements": "int", "default": None},
-    "ecn_min_threshold_kb": {"type": "int", "default": 150},
-    "ecn_max_threshold_kb": {"type": "int", "default": 1500},
-    "ecn_mark_probability": {"type": "int", "default": 100},
-    "pfc_watchdog": {
+    "roce_priority": {
+        "description": ["802.1p priority (0-7) of RoCE traffic."],
+        "type": "int",
+        "default": 3,
+    },
+    "roce_dscp": {
+        "description": [
+            "DSCP (0-63) of RoCE traffic.",
+            "48 with I(cnp_dscp) 26 (the RoCE/CNP convention swapped) is refused.",
+        ],
+        "type": "int",
+        "default": 26,
+    },
+    "cnp_priority": {
+        "description": [
+            "Priority (0-7) of congestion notification packets; must differ from C(roce_priority)."
+        ],
+        "type": "int",
+        "default": 6,
+    },
+    "cnp_dscp": {
+        "description": [
+            "DSCP (0-63) of congestion notification packets; must differ from C(roce_dscp)."
+        ],
+        "type": "int",
+        "default": 48,
+    },
+    # pcp is refused with its own reason (roce_policy.PCP_REFUSED).
+    "trust": {
+        "description": [
+            "Which marking classifies received packets. Only C(dscp) - C(pcp) is refused"
+            " with the reason - it needs every RoCE frame VLAN-tagged with the RoCE priority"
+            " (a VLAN egress-qos-map on each host), which these roles do not configure, so"
+            " RoCE would travel untagged in priority 0 (lossy)."
+        ],
+        "type": "str",
+        "choices": ["dscp"],
+        "default": "dscp",
+    },
+    "pfc_priorities": {
+        "description": [
+            "Priorities (0-7) with PFC; only the RoCE priority may be listed ([] is lossy"
+            " RoCE). Unset, C([roce_priority])."
+        ],
+        "type": "list",
+        "elements": "int",
+        "default": None,
+    },
+    "ets_bandwidth": {
+        "description": [
+            "Percent of bandwidth per ETS traffic class, summing to 100. Every traffic class"
+            " not listed is strict priority. The RoCE traffic class needs a share.",
+            "Unset, 50 for class 0 and 50 for the RoCE priority's class (C({0: 50, 3: 50})"
+            " with the other defaults).",
+        ],
         "type": "dict",
+        "default": None,
+    },
+    "prio_tc": {
+        "description": [
+            "Eight traffic classes (0-7), one per priority. Unset, RoCE and CNP priorities"
+            " keep their own class (same number) and every other priority uses class 0."
+        ],
+        "type": "list",
+        "elements": "int",
+        "default": None,
+    },
+    "ecn_priorities": {
+        "description": [
+            "Priorities ECN-marked by switches and reacting to it on hosts (DCQCN). Unset,"
+            " C([roce_priority]); a list without the RoCE priority is refused (RoCE without"
+            " ECN has no congestion control)."
+        ],
+        "type": "list",
+        "elements": "int",
+        "default": None,
+    },
+    "ecn_min_threshold_kb": {
+        "description": [
+            "Switch queue depth (1-1048576 KB) where ECN marking starts; at most"
+            " C(ecn_max_threshold_kb)."
+        ],
+        "type": "int",
+        "default": 150,
+    },
+    "ecn_max_threshold_kb": {
+        "description": [
+            "Switch queue depth (1-1048576 KB) where marking reaches C(ecn_mark_probability)."
+        ],
+        "type": "int",
+        "default": 1500,
+    },
+    "ecn_mark_probability": {
+        "description": ["Marking probability (1-100 percent) at the maximum threshold."],
+        "type": "int",
+        "default": 100,
+    },
+    "pfc_watchdog": {
+        "description": ["Switch PFC watchdog; keys not given keep their defaults."],
+        "type": "dict",
+        "default": {},
         "options": {
-            "enabled": {"type": "bool", "default": True},
-            "detection_time_ms": {"type": "int", "default": 200},
-            "restoration_time_ms": {"type": "int", "default": 200},
-            "action": {"type": "str", "default": "drop", "choices": ["drop", "forward", "alert"]},
+            "enabled": {
+                "description": ["Run the PFC watchdog on the switches' lossless queues."],
+                "type": "bool",
+                "default": True,
+            },
+            "detection_time_ms": {
+                "description": [
+                    "Milliseconds (1-60000) a queue may stay paused before the watchdog acts;"
+                    " also the hosts' PFC storm prevention timeout unless"
+                    " I(host_pfc_storm_timeout_ms) is set (then 80-8000). Each switch OS"
+                    " narrows the range (checked per OS)."
+                ],
+                "type": "int",
+                "default": 200,
+            },
+            "restoration_time_ms": {
+                "description": [
+                    "Milliseconds (1-60000) without pause frames before the queue is restored."
+                ],
+                "type": "int",
+                "default": 200,
+            },
+            "action": {
+                "description": [
+                    "What the watchdog does to a stormed queue (Cumulus takes C(drop) only,"
+                    " EOS C(drop) or C(alert))."
+                ],
+                "type": "str",
+                "default": "drop",
+                "choices": ["drop", "forward", "alert"],
+            },
         },
     },
-    "mtu": {"type": "int", "default": 9000},
-    "cable_length_m": {"type": "int", "default": 100},
-    "host_cable_length_m": {"type": "int", "default": None},
-    "host_prio2buffer": {"type": "list", "elements": "int", "default": None},
-    "host_buffer_size": {"type": "list", "elements": "int", "default": None},
-    "nic_firmware_dcbx": {"type": "bool", "default": None},
-    "host_pfc_storm_timeout_ms": {"type": "int", "default": None},
-    "wred_drop": {"type": "bool", "default": False},
+    "mtu": {
+        "description": [
+            "IP MTU of RoCE interfaces (1280-9216, EOS ports at most 9214). The switches'"
+            " RoCE ports get the same."
+        ],
+        "type": "int",
+        "default": 9000,
+    },
+    "cable_length_m": {
+        "description": [
+            "The fabric's cable length (1-10000 m) for PFC headroom, one value for both"
+            " ends - the switches' (the default of roce_switch_qos_cable_length) and the"
+            " hosts' (unless I(host_cable_length_m) sets them apart; a host NIC takes at"
+            " most 999 m, so a longer one needs I(host_cable_length_m)). 100 m is NVIDIA's"
+            " RoCE default; the NIC's own (mlx5 - 7 m) is not kept."
+        ],
+        "type": "int",
+        "default": 100,
+    },
+    "host_cable_length_m": {
+        "description": [
+            "Cable length (1-999 m, mlx5 ignores 1000 and above) the host NIC sizes its"
+            " PFC headroom for (C(mlnx_qos --cable_len), or C(dcb pfc set dev IF delay N) on"
+            " the dcb backend, which mlx5 takes as the cable length). Unset follows"
+            " I(cable_length_m)."
+        ],
+        "type": "int",
+        "default": None,
+    },
+    "host_prio2buffer": {
+        "description": [
+            "Eight receive-buffer numbers (0-7), one per priority (C(mlnx_qos --prio2buffer))."
+            " The RoCE priority needs a buffer no lossy priority shares. Unset leaves the NIC's."
+        ],
+        "type": "list",
+        "elements": "int",
+        "default": None,
+    },
+    "host_buffer_size": {
+        "description": [
+            "Eight receive-buffer sizes in bytes (C(mlnx_qos --buffer_size)); the RoCE"
+            " priority's buffer needs a size. Unset leaves the NIC's."
+        ],
+        "type": "list",
+        "elements": "int",
+        "default": None,
+    },
+    "nic_firmware_dcbx": {
+        "description": [
+            "DCBX in the ConnectX firmware (C(LLDP_NB_DCBX_P1/P2), set by the rdma_nic role,"
+            " effective after the next boot). Unset leaves the card's setting.",
+            "C(false) - the firmware never negotiates DCB with a switch, so the host's"
+            " settings hold from power-on (roce_host_qos takes each port to DCBX host mode at"
+            " run time and at boot either way).",
+            "C(true) - the firmware runs DCBX, for NICs whose DCB a DCBX switch is meant to"
+            " drive. Refused on hosts roce_host_qos manages (C(roce_hosts)), because it puts"
+            " every RoCE port in DCBX host mode, the opposite.",
+        ],
+        "type": "bool",
+        "default": None,
+        "version_added": "0.3.0",
+    },
+    "host_pfc_storm_timeout_ms": {
+        "description": [
+            "The hosts' PFC storm prevention timeout (C(ethtool --set-tunable IF"
+            " pfc-prevention-tout N)), 0 (off) or 80-8000 ms, the range mlx5 accepts.",
+            "Unset derives it from I(pfc_watchdog.detection_time_ms) (0 when the watchdog is"
+            " off), which must then be 80-8000 ms; set it to keep the hosts apart.",
+        ],
+        "type": "int",
+        "default": None,
+    },
+    "wred_drop": {
+        "description": [
+            "Also drop non-ECN-capable packets early (WRED) in the ECN classes. C(false)"
+            " marks ECN-capable packets only, on Cumulus (C(red)) and EOS (C(random-detect"
+            ' drop)). A boolean; a string such as C("yes") is refused.',
+            "SONiC keeps the WRED drop of its platform profile C(AZURE_LOSSLESS) (C(config"
+            " apply-patch) 202205-202505 may change only its green thresholds and"
+            " probability); the role warns where it differs from this value.",
+        ],
+        "type": "bool",
+        "default": False,
+    },
 }
 
 # Values the policy derives (roce_policy.DERIVED); a filled policy carries them and
 # normalizes to itself, so the schema accepts them back (the hand validator checks that
 # they agree with what it derives).
+_DERIVED = "Derived from the policy; accepted back only equal to what it derives."
 ROCE_POLICY_DERIVED_OPTIONS = {
-    "roce_tos": {"type": "int"},
-    "tc_tsa": {"type": "list", "elements": "str"},
-    "tc_bw": {"type": "list", "elements": "int"},
-    "dscp_priority": {"type": "list", "elements": "int"},
+    "roce_tos": {"description": [_DERIVED + " RDMA-CM ToS (DSCP << 2, ECT(0))."], "type": "int"},
+    "tc_tsa": {
+        "description": [_DERIVED + " ets or strict, per traffic class."],
+        "type": "list",
+        "elements": "str",
+    },
+    "tc_bw": {
+        "description": [_DERIVED + " ETS percent per traffic class."],
+        "type": "list",
+        "elements": "int",
+    },
+    "dscp_priority": {
+        "description": [_DERIVED + " The priority of each of the 64 DSCPs."],
+        "type": "list",
+        "elements": "int",
+    },
 }
+
+# Keys of an option that are documentation only (ansible-doc, argument_specs.yml).
+_DOC_KEYS = ("description", "version_added")
 
 
 def defaults(options):
@@ -75,41 +284,166 @@ def defaults(options):
     return out
 
 
-def _loose(options):
-    """The options with every type ``raw``: the key set only, for the unknown-key check
-    (types and ranges are the hand validator's, whose messages name the variable)."""
+def argument_spec(options, types=None, by_key=None):
+    """The options as ArgumentSpecValidator takes them: the documentation keys dropped;
+    ``types`` (type name -> callable) replaces a named type (elements too), ``by_key``
+    (key -> callable) the type of one top-level key."""
     out = {}
     for key, spec in options.items():
-        loose = {"type": "raw"}
+        spec = {k: v for k, v in spec.items() if k not in _DOC_KEYS}
         if "options" in spec:
-            loose = {"type": "dict", "options": _loose(spec["options"])}
-        out[key] = loose
+            spec["options"] = argument_spec(spec["options"], types)
+        # A dict with sub-options keeps the name "dict": ansible-core validates sub-options
+        # only under it (check_policy refuses a non-dict there first).
+        for field in ("elements",) if "options" in spec else ("type", "elements"):
+            if types and spec.get(field) in types:
+                spec[field] = types[spec[field]]
+        if by_key and key in by_key:
+            spec["type"] = by_key[key]
+        out[key] = spec
     return out
 
 
-_POLICY_SPEC = _loose({**ROCE_POLICY_OPTIONS, **ROCE_POLICY_DERIVED_OPTIONS})
-_POLICY_KEYS = ArgumentSpecValidator(_POLICY_SPEC)
+# The policy's types, stricter than ansible-core's own checkers, which turn 3.0 into 3,
+# "3" or 3 into the list [3], "0=50 3=50" into a dict and 1 into True: the policy refused
+# all of those before it used the validator, and still does. Strings of digits ("3" from
+# extra vars) and yes/no/on/off booleans stay accepted, as they were.
+_BOOL_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 
 
-def unknown_keys(policy):
-    """The keys of ``policy`` the schema does not know, as dotted paths under the policy
-    (``foo``, ``pfc_watchdog.bar``), sorted."""
-    # The validator crashes on a sub-options key holding a non-dict (ansible-core 2.19
-    # set_fallbacks iterates it) and on non-string sub-keys (it joins them): probe the
-    # first as unset (the hand validator names it) and the second as strings.
+def _int(value):
+    if isinstance(value, int):  # bools too: the hand range checks refuse them, by name
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    raise TypeError("not an integer")
+
+
+def _bool(value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in _BOOL_WORDS:
+        return _BOOL_WORDS[value.lower()]
+    raise TypeError("not a boolean")
+
+
+def _list(value):
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise TypeError("not a list")
+
+
+def _dict(value):
+    if isinstance(value, dict):
+        return value
+    raise TypeError("not a dictionary")
+
+
+def _strict_bool(value):
+    """wred_drop: a boolean only ("yes" is refused, not read; review finding of issue 22)."""
+    if not isinstance(value, bool):
+        raise TypeError("not a boolean")
+    return value
+
+
+POLICY_TYPES = {"int": _int, "bool": _bool, "list": _list, "dict": _dict}
+_POLICY_VALIDATOR = ArgumentSpecValidator(
+    argument_spec(
+        {**ROCE_POLICY_OPTIONS, **ROCE_POLICY_DERIVED_OPTIONS},
+        types=POLICY_TYPES,
+        by_key={"wred_drop": _strict_bool},
+    )
+)
+
+# ansible-core's messages, by error class (ansible/module_utils/common/parameters.py): the
+# option's name and its parent (" found in 'a -> b'"). test_fabric_schema pins them.
+_TYPE_ERROR = re.compile(
+    r"^argument '(?P<key>[^']+)' is of type \S+(?: found in '(?P<ctx>[^']*)'\.)? and we were"
+)
+_ELEMENT_ERROR = re.compile(
+    r"^Elements value for option '(?P<key>[^']+)'(?: found in '(?P<ctx>[^']*)')? is of type"
+)
+_CHOICE_ERROR = re.compile(
+    r"^value of (?P<key>\S+) must be one of: .*, got: .*?(?: found in (?P<ctx>[\w>\- ]+))?$"
+)
+KINDS = ("type", "elements", "choices")
+
+
+def _error_path(message):
+    for kind, pattern in zip(KINDS, (_TYPE_ERROR, _ELEMENT_ERROR, _CHOICE_ERROR)):
+        match = pattern.match(message)
+        if match:
+            ctx = (match.group("ctx") or "").replace(" -> ", ".")
+            return kind, (ctx + "." if ctx else "") + match.group("key")
+    return None, None
+
+
+def value_at(policy, path):
+    """The value at a dotted path of the policy (keys compared as strings), or None."""
+    value = policy
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = next((v for k, v in value.items() if str(k) == part), None)
+    return value
+
+
+def _spec_at(path):
+    spec = {"options": {**ROCE_POLICY_OPTIONS, **ROCE_POLICY_DERIVED_OPTIONS}}
+    for part in path.split("."):
+        spec = spec.get("options", {}).get(part, {})
+    return spec
+
+
+def check_policy(policy):
+    """Check ``policy`` (a dict) against the schema with ArgumentSpecValidator.
+
+    Returns (params, problems): params are the policy with the schema's defaults filled and
+    its types coerced (strings of digits to int, "yes" to True ...), None values taken as
+    unset; problems a list of (path, kind, spec) for every key the validator refuses (an
+    element's path ends with [index]):
+    kind ``unknown``, ``type``, ``elements``, ``choices`` or ``error`` (path None: an
+    ansible-core message this module does not parse, then spec is that message).
+    """
+    problems = []
     probe = {}
     for key, value in policy.items():
-        if "options" in _POLICY_SPEC.get(key, {}):
-            value = {str(k): v for k, v in value.items()} if isinstance(value, dict) else None
-        probe[str(key)] = value
-    found = _POLICY_KEYS.validate(probe).unsupported_parameters
-    paths = []
-    for item in found:
-        if isinstance(item, tuple):
-            paths.append(".".join(str(part) for part in item))
+        key = str(key)
+        if value is None:
+            continue  # unset: the default (None derives from another key)
+        if "options" in _spec_at(key):
+            # ansible-core 2.19 crashes on a non-dict under a sub-options key and on
+            # non-string sub-keys: the first is refused here, the second probed as strings.
+            if not isinstance(value, dict):
+                problems.append((key, "type", _spec_at(key)))
+                continue
+            value = {str(k): v for k, v in value.items()}
+        probe[key] = value
+    result = _POLICY_VALIDATOR.validate(probe)
+    params = result.validated_parameters
+    for item in result.unsupported_parameters:
+        path = ".".join(item) if isinstance(item, tuple) else str(item)
+        problems.append((path, "unknown", None))
+    for error in result.errors.errors:
+        if type(error).__name__ == "UnsupportedError":
+            continue  # from unsupported_parameters, structured
+        kind, path = _error_path(error.msg)
+        if kind is None:
+            problems.append((None, "error", error.msg))
+        elif kind == "elements":
+            spec = _spec_at(path)
+            check = POLICY_TYPES.get(spec.get("elements"), lambda v: v)
+            for index, item in enumerate(value_at(probe, path) or []):
+                try:
+                    check(item)
+                except TypeError:
+                    problems.append((f"{path}[{index}]", kind, spec))
+                    break
+            else:
+                problems.append((path, kind, spec))
         else:
-            paths.append(str(item))
-    return sorted(paths)
+            problems.append((path, kind, _spec_at(path)))
+    return params, sorted(problems, key=lambda p: (p[0] or "", p[1]))
 
 
 # One rail of ``rdma_rails`` (a list of these). Ranges, the one-selector rule, the

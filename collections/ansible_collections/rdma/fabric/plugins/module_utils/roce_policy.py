@@ -65,7 +65,7 @@ HOST_STORM_MS = (80, 8000)
 # The MTU every RoCE port of the fabric carries (Linux netdev MTU): IPv6's minimum up
 # to the largest a Cumulus/SONiC port takes (9216; EOS ports 9214, checked per OS).
 MTU_RANGE = (1280, 9216)
-TRUST_CHOICES = ("dscp",)
+TRUST_CHOICES = tuple(fabric_schema.ROCE_POLICY_OPTIONS["trust"]["choices"])
 # Why trust pcp is refused: a host puts an 802.1p priority on a frame only through a
 # VLAN's egress-qos-map (or a tagged kernel path); the roles configure neither, so RoCE
 # would leave untagged in priority 0 and land in the lossy class of every switch.
@@ -74,7 +74,9 @@ PCP_REFUSED = (
     "(a VLAN interface with an egress-qos-map on each host), which these roles do not "
     "configure; untagged RoCE would travel in priority 0, lossy and without ECN"
 )
-WATCHDOG_ACTIONS = ("drop", "forward", "alert")
+WATCHDOG_ACTIONS = tuple(
+    fabric_schema.ROCE_POLICY_OPTIONS["pfc_watchdog"]["options"]["action"]["choices"]
+)
 # (roce_dscp, cnp_dscp) refused: the convention (26, 48) swapped, a typing slip that puts
 # RoCE data in the CNP class (strict priority on every OS) and CNPs in the lossless one.
 SWAPPED_DSCPS = (48, 26)
@@ -98,20 +100,62 @@ def _as_int(value):
     return None
 
 
-def _as_bool(value):
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "yes", "on", "false", "no", "off"):
-        return value.lower() in ("true", "yes", "on")
-    return None
+# What the schema's types mean in a message (fabric_schema.check_policy's "type" problems).
+TYPE_WORDS = {
+    "int": "an integer",
+    "str": "a string",
+    "bool": "true or false",
+    "dict": "a dictionary",
+    "list": "a list",
+}
+ELEMENT_WORDS = {"int": "integers", "str": "strings"}
+TYPE_WORDS_BY_KEY = {
+    "wred_drop": "true or false (a boolean, not a string)",
+    "nic_firmware_dcbx": "true, false or unset (null)",
+}
 
 
 class _Checker:
     def __init__(self):
         self.errors = []
+        # Paths the schema refused (type, elements, choices): the hand checks of the same
+        # value would only say it again.
+        self.refused = set()
 
     def fail(self, name, message, got):
+        base = name.split("[", 1)[0][len(_name("")) :]
+        if any(base == path or base.startswith(path + ".") for path in self.refused):
+            return
         self.errors.append(f"{name} {message}; got {got!r}")
+
+    def schema(self, policy, path, kind, spec):
+        """One problem of fabric_schema.check_policy, as a message naming its path."""
+        if path is None:
+            self.errors.append(f"rdma_roce_policy: {spec}")
+            return
+        name = path.split("[", 1)[0]
+        got = fabric_schema.value_at(policy, name)
+        if name != path:
+            got = got[int(path[len(name) + 1 : -1])]
+        if kind == "unknown":
+            parent, key = path.rpartition(".")[::2]
+            known = fabric_schema.ROCE_POLICY_OPTIONS[parent]["options"] if parent else DEFAULTS
+            what = "a watchdog key" if parent == "pfc_watchdog" else "a policy key"
+            self.fail(_name(path), f"is not {what} (known: {', '.join(known)})", key)
+            return
+        if kind == "choices" and path == "trust" and got == "pcp":
+            message = PCP_REFUSED
+        elif kind == "choices":
+            message = f"must be one of {', '.join(str(c) for c in spec['choices'])}"
+        elif kind == "elements" and name != path:
+            message = f"must be {TYPE_WORDS.get(spec['elements'], 'valid')}"
+        elif spec.get("elements"):
+            message = f"must be a list of {ELEMENT_WORDS.get(spec['elements'], 'values')}"
+        else:
+            words = TYPE_WORDS_BY_KEY.get(name) or TYPE_WORDS.get(spec.get("type"), "valid")
+            message = f"must be {words}"
+        self.fail(_name(path), message, got)
+        self.refused.add(name)
 
     def integer(self, name, value, low, high, what):
         number = _as_int(value)
@@ -159,29 +203,20 @@ def normalize_policy(policy):
     if not isinstance(policy, dict):
         return None, [f"rdma_roce_policy must be a dictionary; got {policy!r}"]
     check = _Checker()
-    for key in fabric_schema.unknown_keys(policy):
-        if "." in key:
-            continue  # pfc_watchdog's own: reported with the watchdog below
-        check.fail(_name(key), f"is not a policy key (known: {', '.join(DEFAULTS)})", key)
-
-    merged = copy.deepcopy(DEFAULTS)
-    for key in DEFAULTS:
-        if key in policy and policy[key] is not None:
-            if key == "pfc_watchdog" and isinstance(policy[key], dict):
-                merged[key].update(policy[key])
-            else:
-                merged[key] = copy.deepcopy(policy[key])
+    # Key set, types (coerced: "3" from extra vars is 3), choices and the defaults: the
+    # schema, with ansible-core's ArgumentSpecValidator. Ranges and the rules that
+    # compare fields: below, by hand.
+    params, problems = fabric_schema.check_policy(policy)
+    for path, kind, spec in problems:
+        check.schema(policy, path, kind, spec)
+    merged = {key: copy.deepcopy(params[key]) for key in DEFAULTS}
 
     out = {}
     for key in ("roce_priority", "cnp_priority"):
         out[key] = check.integer(_name(key), merged[key], 0, 7, "a priority")
     for key in ("roce_dscp", "cnp_dscp"):
         out[key] = check.integer(_name(key), merged[key], 0, 63, "a DSCP value")
-    if merged["trust"] == "pcp":
-        check.fail(_name("trust"), PCP_REFUSED, merged["trust"])
-    elif merged["trust"] not in TRUST_CHOICES:
-        check.fail(_name("trust"), f"must be one of {', '.join(TRUST_CHOICES)}", merged["trust"])
-    out["trust"] = merged["trust"]
+    out["trust"] = merged["trust"]  # choices: the schema's (pcp refused with PCP_REFUSED)
     for key in ("pfc_priorities", "ecn_priorities"):
         if merged[key] is None:
             roce = out["roce_priority"]
@@ -319,60 +354,34 @@ def normalize_policy(policy):
         _name("ecn_mark_probability"), merged["ecn_mark_probability"], 1, 100, "percent"
     )
 
+    # A dict with every key (the schema fills the defaults; its keys, enabled's type and
+    # action's choices are the schema's).
     watchdog = merged["pfc_watchdog"]
-    if not isinstance(watchdog, dict):
-        check.fail(_name("pfc_watchdog"), "must be a dictionary", watchdog)
-        out["pfc_watchdog"] = None
-    else:
-        extra = sorted(set(watchdog) - set(DEFAULTS["pfc_watchdog"]))
-        for key in extra:
-            check.fail(
-                _name("pfc_watchdog." + str(key)),
-                f"is not a watchdog key (known: {', '.join(DEFAULTS['pfc_watchdog'])})",
-                key,
-            )
-        enabled = _as_bool(watchdog["enabled"])
-        if enabled is None:
-            check.fail(_name("pfc_watchdog.enabled"), "must be true or false", watchdog["enabled"])
-        action = watchdog["action"]
-        if action not in WATCHDOG_ACTIONS:
-            check.fail(
-                _name("pfc_watchdog.action"),
-                f"must be one of {', '.join(WATCHDOG_ACTIONS)}",
-                action,
-            )
-        out["pfc_watchdog"] = {
-            "enabled": enabled,
-            "detection_time_ms": check.integer(
-                _name("pfc_watchdog.detection_time_ms"),
-                watchdog["detection_time_ms"],
-                1,
-                60000,
-                "milliseconds",
-            ),
-            "restoration_time_ms": check.integer(
-                _name("pfc_watchdog.restoration_time_ms"),
-                watchdog["restoration_time_ms"],
-                1,
-                60000,
-                "milliseconds",
-            ),
-            "action": action,
-        }
+    enabled = watchdog["enabled"] if isinstance(watchdog["enabled"], bool) else None
+    out["pfc_watchdog"] = {
+        "enabled": enabled,
+        "detection_time_ms": check.integer(
+            _name("pfc_watchdog.detection_time_ms"),
+            watchdog["detection_time_ms"],
+            1,
+            60000,
+            "milliseconds",
+        ),
+        "restoration_time_ms": check.integer(
+            _name("pfc_watchdog.restoration_time_ms"),
+            watchdog["restoration_time_ms"],
+            1,
+            60000,
+            "milliseconds",
+        ),
+        "action": watchdog["action"],
+    }
     out["mtu"] = check.integer(_name("mtu"), merged["mtu"], *MTU_RANGE, "an MTU in bytes")
-    # A boolean only: a string ("yes", "false") is refused rather than read (YAML's yes/no
-    # unquoted are booleans already).
+    # Booleans: the schema's (wred_drop a boolean only, a string such as "yes" refused
+    # rather than read; nic_firmware_dcbx also None).
     out["wred_drop"] = merged["wred_drop"] if isinstance(merged["wred_drop"], bool) else None
-    if out["wred_drop"] is None:
-        check.fail(
-            _name("wred_drop"),
-            "must be true or false (a boolean, not a string)",
-            merged["wred_drop"],
-        )
     dcbx = merged["nic_firmware_dcbx"]
-    out["nic_firmware_dcbx"] = None if dcbx is None else _as_bool(dcbx)
-    if dcbx is not None and out["nic_firmware_dcbx"] is None:
-        check.fail(_name("nic_firmware_dcbx"), "must be true, false or unset (null)", dcbx)
+    out["nic_firmware_dcbx"] = dcbx if isinstance(dcbx, bool) else None
     _host_buffers(check, merged, out)
 
     if check.errors:

@@ -1,0 +1,87 @@
+"""Policies the normalized result of is pinned (tests/fixtures/roce_policy/slice2.json):
+VALID fill identically and BAD are refused naming the same keys as the hand validator
+of slice2 1302434, before the schema's ArgumentSpecValidator took types and choices."""
+
+FILLED_DEFAULT = {
+    "roce_priority": 3,
+    "roce_dscp": 26,
+    "cnp_priority": 6,
+    "cnp_dscp": 48,
+    "trust": "dscp",
+    "pfc_priorities": [3],
+    "ets_bandwidth": {0: 50, 3: 50},
+    "ecn_priorities": [3],
+    "ecn_min_threshold_kb": 150,
+    "ecn_max_threshold_kb": 1500,
+    "ecn_mark_probability": 100,
+    "pfc_watchdog": {
+        "enabled": True,
+        "detection_time_ms": 200,
+        "restoration_time_ms": 200,
+        "action": "drop",
+    },
+    "mtu": 9000,
+}
+
+VALID = [
+    {},
+    None,
+    # inventories/example/group_vars/all.yml's commented policy, uncommented
+    FILLED_DEFAULT,
+    {"roce_priority": 4},
+    {"roce_dscp": 24, "pfc_watchdog": {"action": "forward"}},
+    {"ets_bandwidth": {"0": 40, "3": 60}},
+    {"roce_priority": "4", "mtu": "4200", "cable_length_m": "40"},  # extra vars
+    {"pfc_watchdog": {"enabled": "no"}},
+    {"pfc_watchdog": {"enabled": False}},
+    {"nic_firmware_dcbx": "no"},
+    {"nic_firmware_dcbx": False},
+    {"pfc_priorities": []},
+    {"ecn_priorities": [0, 3]},
+    {"cable_length_m": 40, "host_cable_length_m": 300},
+    {"host_pfc_storm_timeout_ms": 0},
+    {"wred_drop": True},
+    {"prio_tc": [0, 1, 2, 3, 4, 5, 6, 7], "ets_bandwidth": {0: 20, 1: 20, 2: 20, 3: 40}},
+    {"host_prio2buffer": [0, 0, 0, 1, 0, 0, 0, 0], "host_buffer_size": [131072, 131072] + [0] * 6},
+    {"roce_priority": None, "mtu": None},
+    {
+        **FILLED_DEFAULT,
+        "roce_tos": 106,
+        "tc_tsa": ["ets", "strict", "strict", "ets"] + ["strict"] * 4,
+    },
+]
+
+BAD = [
+    {"roce_priority": 8},
+    {"roce_priority": "abc"},
+    {"roce_priority": True},
+    {"roce_priority": 3.0},
+    {"trust": "pcp"},
+    {"trust": "l2"},
+    {"roce_prio": 3},
+    {"pfc_watchdog": {"enabeld": True}},
+    {"pfc_watchdog": 5},
+    {"pfc_watchdog": {"action": "panic"}},
+    {"pfc_watchdog": {"enabled": "maybe"}},
+    {"pfc_watchdog": {"enabled": None}},
+    {"pfc_watchdog": {3: 1}},
+    {"wred_drop": "yes"},
+    {"wred_drop": 1},
+    {"nic_firmware_dcbx": "maybe"},
+    {"nic_firmware_dcbx": 1},
+    {"ecn_priorities": [3, 9]},
+    {"ecn_priorities": [3, "x"]},
+    {"pfc_priorities": "3"},
+    {"pfc_priorities": 3},
+    {"prio_tc": [0, 0, 0]},
+    {"prio_tc": "0,0,0,3,0,0,6,0"},
+    {"ets_bandwidth": "x"},
+    {"ets_bandwidth": "0=50 3=50"},
+    {"mtu": 65535},
+    {"mtu": [9000]},
+    {"roce_tos": 104},
+    {3: 1},
+    "notadict",
+    {"cnp_priority": 3},
+    {"ets_bandwidth": {0: 40, 3: 50}},
+]
