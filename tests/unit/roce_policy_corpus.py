@@ -1,6 +1,6 @@
-"""Policies the normalized result of is pinned (tests/fixtures/roce_policy/slice2.json):
+"""Policies the normalized result of is pinned (tests/fixtures/roce_policy/hand_validator.json):
 VALID fill identically and BAD are refused naming the same keys as the hand validator
-of slice2 1302434, before the schema's ArgumentSpecValidator took types and choices."""
+of commit 1302434, before the schema's ArgumentSpecValidator took types and choices."""
 
 FILLED_DEFAULT = {
     "roce_priority": 3,

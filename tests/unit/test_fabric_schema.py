@@ -96,14 +96,14 @@ def test_schema_errors_name_the_path_once(policy, message):
     assert len(errors) == 1 and errors[0].startswith(message), errors
 
 
-SLICE2 = json.loads((FIXTURES / "roce_policy/slice2.json").read_text())
+HAND_VALIDATOR = json.loads((FIXTURES / "roce_policy/hand_validator.json").read_text())
 
 
 @pytest.mark.parametrize(("index", "policy"), list(enumerate(corpus.VALID)))
 def test_valid_policies_fill_as_before_the_validator(index, policy):
     filled, errors = normalize_policy(policy)
     assert errors == []
-    assert json.loads(json.dumps(filled)) == SLICE2["valid"][index]
+    assert json.loads(json.dumps(filled)) == HAND_VALIDATOR["valid"][index]
 
 
 @pytest.mark.parametrize(("index", "policy"), list(enumerate(corpus.BAD)))
@@ -111,7 +111,7 @@ def test_bad_policies_refused_naming_the_keys_as_before(index, policy):
     filled, errors = normalize_policy(policy)
     assert filled is None
     named = sorted({re.match(r"^(rdma_roce_policy[^ ]*)", e).group(1) for e in errors})
-    assert named == SLICE2["bad"][index], errors
+    assert named == HAND_VALIDATOR["bad"][index], errors
 
 
 def test_role_specs_and_filter_doc_are_the_schema():
