@@ -44,17 +44,33 @@ class _Dumper(yaml.SafeDumper):
         return super().increase_indent(flow, False)
 
 
+def _said(description, default):
+    """The description with the default said in words (a role entry has no default:)."""
+    shown = str(default).lower() if isinstance(default, bool) else default
+    words = f"Default: C({shown})." if isinstance(shown, str) else f"Default: C({shown!r})."
+    if isinstance(description, list):
+        return [*description, words]
+    return f"{description} {words}" if description else words
+
+
 def _doc_options(options, sub_key, leave_out=None):
     out = {}
     for name, spec in options.items():
         left = (leave_out or {}).get(name, ())
+        if sub_key == "options":
+            # A role entry declares no default: ansible-core type-checks a null only for
+            # an option whose default is not null, and a key left blank in group_vars
+            # (mtu:) is unset to the policy (the filter fills the schema's default).
+            left = (*left, "default")
         doc = {
             key: spec[key]
             for key in ORDER
             if key in spec and spec[key] is not None and key not in left
         }
+        if sub_key == "options" and spec.get("default") is not None:
+            doc["description"] = _said(doc.get("description"), spec["default"])
         if "options" in spec:
-            doc[sub_key] = _doc_options(spec["options"], sub_key)
+            doc[sub_key] = _doc_options(spec["options"], sub_key, leave_out)
         out[name] = doc
     return out
 

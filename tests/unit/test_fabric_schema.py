@@ -182,3 +182,18 @@ def test_rails_unknown_keys_named_from_the_schema():
     assert filled is None or errors
     assert any(e.startswith("rdma_rails[0]") and "unknown keys ['vlan']" in e for e in errors)
     assert "leaf_group" in next(e for e in errors if "unknown keys" in e)
+
+
+@pytest.mark.parametrize("role", POLICY_READERS)
+def test_a_role_spec_takes_every_policy_the_filter_takes(role):
+    """ansible-core checks a role's argument spec before its tasks: a policy the filter
+    takes (a key left blank in group_vars, mtu:, is unset) must pass it too."""
+    specs = yaml.safe_load((ROLES / role / "meta/argument_specs.yml").read_text())
+    for entry, spec in specs["argument_specs"].items():
+        option = spec["options"]["rdma_roce_policy"]
+        validator = ArgumentSpecValidator({"rdma_roce_policy": option})
+        for policy in corpus.VALID:
+            if policy is None:
+                continue
+            result = validator.validate({"rdma_roce_policy": policy})
+            assert not result.error_messages, (role, entry, policy, result.error_messages)
