@@ -19,6 +19,7 @@ import json
 
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.cabling import (
+    cabling_index,
     expected_cabling,
     judge_host,
     judge_into_health,
@@ -263,7 +264,7 @@ def test_switch_side_reads_judged_find_the_swap():
             },
         ),
     }
-    observed = observed_from_switches(reads, HOST_RAILS, "gpu-b07")
+    observed = observed_from_switches(cabling_index(reads), HOST_RAILS, "gpu-b07")
     result = judge_host("gpu-b07", plan["gpu-b07"], observed, HOST_RAILS)
     failed = [c["detail"] for c in result["checks"] if not c["ok"]]
     assert failed == [
@@ -274,7 +275,7 @@ def test_switch_side_reads_judged_find_the_swap():
 
 def test_host_side_lldp_bound_to_rails():
     neighbors = {"ens1f0np0": [{"switch": "leaf-eos", "port": "Ethernet7/1"}]}
-    observed = observed_from_lldp(neighbors, HOST_RAILS)
+    observed = observed_from_lldp(neighbors, HOST_RAILS, cabling_index(None))
     assert observed["rail0"] == [
         {"switch": "leaf-eos", "port": "Ethernet7/1", "via": "LLDP (host)"}
     ]
@@ -294,13 +295,14 @@ def test_host_side_lldp_leaves_the_fabric_hosts_out():
         ],
         "ens2f0np0": [{"switch": "gpu-b08", "port": "ens2f0np0"}],
     }
-    observed = observed_from_lldp(neighbors, HOST_RAILS, peers=["gpu-b07", "gpu-b08", "gpu-b09"])
+    peers = cabling_index(None, dict.fromkeys(["gpu-b07", "gpu-b08", "gpu-b09"]))
+    observed = observed_from_lldp(neighbors, HOST_RAILS, peers)
     assert observed["rail0"] == [
         {"switch": "leaf-eos", "port": "Ethernet7/1", "via": "LLDP (host)"}
     ]
     assert observed["rail1"] == []
     # Without the fabric's hosts, the same reading has three "switches" on rail0.
-    assert len(observed_from_lldp(neighbors, HOST_RAILS)["rail0"]) == 3
+    assert len(observed_from_lldp(neighbors, HOST_RAILS, cabling_index(None))["rail0"]) == 3
 
 
 def test_host_and_switch_readings_are_merged_into_one_judgement():

@@ -489,16 +489,16 @@ def parse_switch_lldp(switch_os, reading, switch=None):
 # ------------------------------------------------------- readings bound to a host's rails
 
 
-def observed_from_lldp(neighbors, rails, peers=(), index=None):
+def observed_from_lldp(neighbors, rails, index):
     """{rail: [{switch, port}]} of one host from its lldpcli reading.
 
     neighbors: parse_lldpcli_*; rails: the host's rails ({rail, netdev, ...}, as
-    verify_host_health lists them). peers: the fabric's hosts, whose own lldpd a rail
-    netdev hears where the segment floods LLDP (a hub, a switch forwarding the
-    nearest-bridge group, the lab's vde segments): a host is not the rail's leaf, so
-    those neighbours are left out. index: cabling_index's, whose ``planned`` keys stand
-    for peers (their names reduced once for the play, not once per host)."""
-    hosts = _Planned(index) if index is not None else {switch_key(peer) for peer in peers}
+    verify_host_health lists them). index: cabling_index's, whose ``planned`` keys are the
+    fabric's hosts: a rail netdev hears their own lldpd where the segment floods LLDP (a
+    hub, a switch forwarding the nearest-bridge group, the lab's vde segments), and a host
+    is not the rail's leaf, so those neighbours are left out (the names reduced once for
+    the play, not once per host)."""
+    hosts = _Planned(index)
     out = {}
     for rail in rails:
         seen = neighbors.get(rail.get("netdev")) or []
@@ -576,15 +576,12 @@ def cabling_index(switch_reads, plan=None):
     return index
 
 
-def observed_from_switches(switch_reads, rails, host, names=(), index=None):
+def observed_from_switches(index, rails, host, names=()):
     """{rail: [{switch, port}]} of one host from the switches' own LLDP tables.
 
-    switch_reads: {switch: parse_nvue_lldp/parse_sonic_lldp/parse_eos_lldp}, or index:
-    cabling_index's (read by key: only this host's entries). A switch port whose
-    neighbour is this host (its inventory name, or one of ``names``: the system name
-    its lldpd sends) on a rail's netdev is that rail's."""
-    if index is None:
-        index = cabling_index(switch_reads)
+    index: cabling_index's, read by key: only this host's entries. A switch port whose
+    neighbour is this host (its inventory name, or one of ``names``: the system name its
+    lldpd sends) on a rail's netdev is that rail's."""
     by_netdev = {rail.get("netdev"): rail["rail"] for rail in rails if rail.get("netdev")}
     me = {switch_key(n) for n in (host, *names) if n}
     entries = []
@@ -824,10 +821,8 @@ def judge_into_health(
         # The leaf's own reading first: it names the port as the leaf is configured.
         observed.update(
             _merged(
-                observed_from_switches(
-                    None, eth, host, [(lldp or {}).get("system_name")], index=index
-                ),
-                observed_from_lldp(neighbors, eth, index=index),
+                observed_from_switches(index, eth, host, [(lldp or {}).get("system_name")]),
+                observed_from_lldp(neighbors, eth, index),
             )
         )
     if ib:
