@@ -53,6 +53,53 @@ def test_netplan_and_nm_and_no_nccl():
     assert "/etc/systemd/networkd.conf.d/60-rdma-rails.conf" not in nm
 
 
+IB_RAILS = [
+    {
+        "name": "ib0",
+        "netdev": "ibp20s0",
+        "link_layer": "infiniband",
+        "subnet": "10.9.0.0/24",
+        "pkeys": [{"partition": "storage", "subnet": "10.19.0.0/24"}],
+    }
+]
+PARTITIONS = [{"name": "Default", "pkey": 0x7FFF}, {"name": "storage", "pkey": "0x0010"}]
+
+
+def _ib_entries():
+    plan, errors = build_plan(
+        IB_RAILS, {"gpu01": {"rdma_rail_host_index": 1}}, partitions=PARTITIONS
+    )
+    assert errors == []
+    return plan["gpu01"]
+
+
+def test_the_hosts_systemd_version_chooses_how_the_pkey_children_are_rendered():
+    """Applied mode reads systemctl --version on the host; rendered mode contacts no host,
+    so the version is a variable: 249 (Ubuntu 22.04, DGX OS 6) gets the oneshot unit that
+    makes the child and no .netdev networkd 249 would ignore, unset the 250 form."""
+    from ansible_collections.rdma.fabric.plugins.filter.rail import rail_rendered
+
+    child = "ibp20s0.8010"
+    unit = f"/etc/systemd/system/rdma-rails-{child}.service"
+    netdev = "/etc/systemd/network/40-rdma-rail-ib0.storage.netdev"
+    conf = "/etc/systemd/networkd.conf.d/60-rdma-rails.conf"
+    old = rail_rendered(_ib_entries(), "networkd", systemd=249)
+    network = [text for path, text in old.items() if path.startswith("/etc/systemd/network/")]
+    assert netdev not in old and network and "[IPoIB]" not in "".join(network)
+    assert "type ipoib pkey 0x8010" in old[unit] and f"name {child} " in old[unit]
+    assert "ManageForeignRoutingPolicyRules=no" in old[conf]
+    assert "ManageForeignNextHops" not in old[conf]  # networkd 256's key
+    new = rail_rendered(_ib_entries(), "networkd")
+    assert netdev in new and "PartitionKey=0x8010" in new[netdev]
+    assert not [path for path in new if path.startswith("/etc/systemd/system/")]
+    assert "ManageForeignNextHops=no" in new[conf]
+    v250 = rail_rendered(_ib_entries(), "networkd", systemd=250)
+    assert "ManageForeignNextHops" not in v250[conf]
+    assert {p: t for p, t in v250.items() if p != conf} == {
+        p: t for p, t in new.items() if p != conf
+    }
+
+
 RENDER_PLAY = """
 - name: rdma_rails rendered, hosts that do not exist
   hosts: all
@@ -71,7 +118,11 @@ def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
                     "hosts": {
                         # No such container: a connection attempt fails the run (and
                         # sends nothing over a network: docker's local socket only).
-                        "gpu01": {"ansible_host": "rf-no-such-gpu01", "rdma_rail_host_index": 1},
+                        "gpu01": {
+                            "ansible_host": "rf-no-such-gpu01",
+                            "rdma_rail_host_index": 1,
+                            "rdma_rails_systemd_version": 249,
+                        },
                         "gpu02": {"ansible_host": "rf-no-such-gpu02", "rdma_rail_host_index": 2},
                     },
                     "vars": {
@@ -104,5 +155,9 @@ def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
         ).read_text()
         assert f"Address={address}" in text
         assert (tmp_path / "out" / host / "etc/nccl.conf").exists()
+    # gpu01's systemd is 249 (its host_vars): its drop-in has the keys 249 knows.
+    conf = "etc/systemd/networkd.conf.d/60-rdma-rails.conf"
+    assert "ManageForeignNextHops" not in (tmp_path / "out" / "gpu01" / conf).read_text()
+    assert "ManageForeignNextHops=no" in (tmp_path / "out" / "gpu02" / conf).read_text()
     assert "UNREACHABLE" not in out
     json.dumps(out)  # printable

@@ -48,7 +48,10 @@ UNIT_DIR = "/etc/systemd/system"
 
 def systemd_version(text):
     """The version `systemctl --version` prints first ("systemd 249 (249.11-0ubuntu3)"),
-    or None."""
+    or None; a version given as a number (rendered mode's rdma_rails_systemd_version) is
+    taken as it is."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return int(text)
     match = re.match(r"\s*systemd (\d+)", text or "")
     return int(match.group(1)) if match else None
 
@@ -126,19 +129,30 @@ RENDER_PATHS = {
 
 
 def rail_rendered(
-    entries, backend, traffic_class=None, socket_ifname=None, extra=None, nccl=False, paths=None
+    entries,
+    backend,
+    traffic_class=None,
+    socket_ifname=None,
+    extra=None,
+    nccl=False,
+    paths=None,
+    systemd=None,
 ):
     """{path: text} of every file the role would write on this host (rendered mode),
     from the plan alone: the backend's files, the sysctl file, the networkd.conf drop-in
-    (networkd backends: every key, the version being unknown) and /etc/nccl.conf (with
-    nccl; no GID index: the GID tables are read on the host)."""
+    (networkd backends) and /etc/nccl.conf (with nccl; no GID index: the GID tables are
+    read on the host). systemd: the host's systemd version (rdma_rails_systemd_version),
+    which applied mode reads on the host: before 250 the P_Key children are oneshot
+    units, and the drop-in has the keys that version knows; None: the 250 form and every
+    key."""
     paths = dict(RENDER_PATHS, **(paths or {}))
+    version = systemd_version(systemd)
     resolved = rail_render.offline_entries(entries)
     links = rail_render.rail_links(resolved)
-    files = {path: value["content"] for path, value in rail_files(links, backend).items()}
+    files = {path: value["content"] for path, value in rail_files(links, backend, version).items()}
     files[paths["sysctl"]] = rail_render.sysctl_conf(links)
     if backend in ("networkd", "netplan"):
-        files[paths["networkd_conf"]] = rail_render.networkd_conf(None)
+        files[paths["networkd_conf"]] = rail_render.networkd_conf(version)
     if nccl:
         files[paths["nccl"]] = rail_render.nccl_conf(
             resolved, traffic_class, socket_ifname, extra, None
