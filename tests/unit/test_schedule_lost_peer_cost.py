@@ -68,11 +68,19 @@ def _peer(side_id):
     return client if side == "server" else server
 
 
-def fake_processes(monkeypatch, clock, lost, lost_from):
-    """perftest_run's process layer, faked; returns {round: virtual time it began}."""
+def _rail(side):
+    return side["id"].split("/")[4]
+
+
+def fake_processes(monkeypatch, clock, lost, lost_from, dead=None):
+    """perftest_run's process layer, faked; returns {round: virtual time it began}.
+    dead: test -> whether its side fails as with a lost peer (default: its peer is
+    ``lost`` from round ``lost_from``)."""
     began = {}
 
     def is_lost(test):
+        if dead is not None:
+            return dead(test)
         return _peer(test["id"]) == lost and test["round"] >= lost_from
 
     def spawn(test, state_dir, name):
@@ -165,3 +173,54 @@ def test_a_lost_peer_costs_each_partner_one_round_on_the_grid(monkeypatch, tmp_p
         assert ended <= end_of_round + later * (RUN + TICK), (host, ended, end_of_round, later)
     # Every host met the lost one; those after it was lost paid one round each.
     assert partners == len([r for r in range(rounds_total) if r >= lost_from])
+
+
+def test_a_port_that_dies_mid_run_costs_its_own_host_no_later_round(monkeypatch, tmp_path):
+    """A host that still answers but whose first rail's link dies after round 2 (its sysfs port
+    state DOWN from then on): its sides on that rail say so and are not run, and the host runs
+    every round at the healthy pace on its other rail. Before, its server there waited
+    for a client that could not come until each round's deadline on the grid, round after
+    round, and every later partner waited for it."""
+    names, sides = fabric_sides()
+    host, dies = names[0], 3
+    mine = [dict(s, timeout=TIMEOUT) for s in sides[host]]
+    rounds_total = 1 + max(s["round"] for s in mine)
+    ports = {_rail(s): perftest_run._side_port(s["argv"]) for s in mine}
+    first, other = sorted(ports)  # the rail that dies, the one that stays up
+    root = tmp_path / "root"
+    states = {}
+    for rail, (device, port) in ports.items():
+        states[rail] = root / "sys/class/infiniband" / device / "ports" / port / "state"
+        states[rail].parent.mkdir(parents=True)
+        states[rail].write_text("4: ACTIVE\n")
+    clock = Clock()
+    fake_processes(
+        monkeypatch, clock, None, None, dead=lambda t: _rail(t) == first and t["round"] >= dies
+    )
+
+    def progress(path, done, number, results, start):
+        if number + 1 == dies:  # the link goes down between rounds 2 and 3
+            states[first].write_text("1: DOWN\n")
+
+    monkeypatch.setattr(perftest_run, "_progress", progress)
+    start_at = EPOCH + 5
+    out = perftest_run.schedule(
+        Module(start_at=start_at, round_seconds=SLOT, sysfs_root=str(root)),
+        mine,
+        str(tmp_path / host),
+    )
+    by_id = {s["id"]: o for s, o in zip(mine, out, strict=True)}
+    dead = [s for s in mine if _rail(s) == first and s["round"] >= dies]
+    assert dead and [s for s in mine if _rail(s) == other]
+    for side in mine:
+        error = by_id[side["id"]].get("error")
+        if side not in dead:
+            assert not error, (side["id"], error)
+            continue
+        device, port = ports[first]
+        when = "at the start of this round" if side["round"] == dies else f"since round {dies}"
+        assert error == (
+            f"not run: {device} port {port} is DOWN on this host ({when}): its link went down"
+        ), error
+    # The healthy pace: no round waited for its deadline (5 s into the grid + 6 s a round).
+    assert clock.now <= 5 + rounds_total * (RUN + TICK), clock.now

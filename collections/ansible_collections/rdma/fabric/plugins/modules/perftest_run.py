@@ -35,7 +35,11 @@ description:
     later rounds, and hosts started seconds apart (an C(async) launch over many
     forks) still meet in round 0. A schedule of an earlier run still going on the host
     (an interrupted run's async job) is stopped first, with every side it left in
-    O(state_dir), so its servers cannot take this run's clients. The
+    O(state_dir), so its servers cannot take this run's clients. A side on a port
+    whose state (sysfs, under O(sysfs_root)) is not ACTIVE at its round's start - a NIC
+    or link that died during the run, the host still answering - is not run and says
+    so ("mlx5_3 port 1 is DOWN on this host"), and the host goes on at the healthy
+    pace instead of waiting out every later round's deadline with it. The
     port counters and hw_counters of each tested port are read before and after the
     round, and for RoCE ports the pause/PFC counters of C(ethtool -S); each side returns
     their increase (C(deltas)).
@@ -100,7 +104,9 @@ options:
     type: int
     default: 10
   sysfs_root:
-    description: For C(action=schedule), where sysfs is (counters are read under it).
+    description: >-
+      For C(action=schedule), where sysfs is (port states and counters are read under
+      it).
     type: path
     default: /
   state_dir:
@@ -206,6 +212,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     read_attr,
     read_port_counters,
     saturated_counters,
+    split_numbered,
 )
 
 TCP_LISTEN = "0A"
@@ -505,6 +512,31 @@ def _counters(module, ports):
     return values
 
 
+def _ports_down(module, ports):
+    """{(device, port): state} of the ports whose sysfs state is readable and not ACTIVE
+    (a port that cannot be read is not judged here: its sides run)."""
+    root = module.params["sysfs_root"]
+    down = {}
+    for device, port in ports:
+        text = read_attr(os.path.join(root, SYSFS_IB, device, "ports", port, "state"))
+        _number, state = split_numbered(text)
+        if state and state != "ACTIVE":
+            down[(device, port)] = state
+    return down
+
+
+def _not_run_on_a_down_port(test, state, since):
+    device, port = _side_port(test["argv"])
+    when = "at the start of this round" if since is None else f"since round {since}"
+    return {
+        "id": test["id"],
+        "rc": None,
+        "result": {},
+        "error": f"not run: {device} port {port} is {state} on this host ({when}): "
+        "its link went down",
+    }
+
+
 def _progress(path, done, number, results, start):
     """What the schedule has done so far, for verify_wait (written whole, then renamed)."""
     if not path:
@@ -614,6 +646,7 @@ def schedule(module, tests, state_dir):
     grid = round_deadlines(module.params, tests, time.time())
     start = time.monotonic()
     results = {}
+    since_round = {}  # (device, port): the round its link was first found down
     for done, (number, (_begin, client_deadline, server_deadline)) in enumerate(grid.items(), 1):
         mine = [t for t in tests if t["round"] == number]
         late = time.time() - server_deadline
@@ -631,15 +664,30 @@ def schedule(module, tests, state_dir):
             _progress(module.params.get("progress_file"), done, number, results, start)
             continue
         ports = sorted({_side_port(t["argv"]) for t in mine if _side_port(t["argv"])[0]})
+        # A side on a port whose link is down (a NIC or cable that died during the run,
+        # the host still answering) is not run: its server would wait for a client until
+        # the round's deadline, round after round, and put this host (and each partner
+        # that meets it later) on the grid's pace for the rest of the schedule.
+        down = _ports_down(module, ports)
+        for port in list(since_round):
+            if port not in down:
+                del since_round[port]  # up again: its sides run
+        skipped = [t for t in mine if _side_port(t["argv"]) in down]
+        for test in skipped:
+            port = _side_port(test["argv"])
+            results[test["id"]] = _not_run_on_a_down_port(test, down[port], since_round.get(port))
+        for port in down:
+            since_round.setdefault(port, number)
+        live = [t for t in mine if t not in skipped]
         before = _counters(module, ports)
         # A server lives until the round's deadline at most (its timeout(1) a bit more).
         lifetime = max(1, int(server_deadline - time.time()) + 5)
         servers = [
             _spawn(dict(t, timeout=lifetime), state_dir, f"server-{t['port']}")
-            for t in mine
+            for t in live
             if t["side"] == "server"
         ]
-        clients = [t for t in mine if t["side"] == "client"]
+        clients = [t for t in live if t["side"] == "client"]
         results.update(_run_clients(clients, state_dir, client_deadline))
         for job in servers:
             while _poll(job) is None and time.time() < server_deadline:
