@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from ansible_collections.rdma.fabric.plugins.action.rail_plan import build_plan
 from conftest import ROLES_DIR
@@ -98,6 +99,25 @@ def test_the_hosts_systemd_version_chooses_how_the_pkey_children_are_rendered():
     assert {p: t for p, t in v250.items() if p != conf} == {
         p: t for p, t in new.items() if p != conf
     }
+
+
+@pytest.mark.parametrize("given", [249, "249", " 249 "])
+def test_the_version_is_read_as_given_on_the_command_line_or_an_ini_inventory(given):
+    """-e rdma_rails_systemd_version=249 and INI group vars give a string, which the
+    role's argument check accepts as an int without converting it."""
+    from ansible_collections.rdma.fabric.plugins.filter.rail import rail_rendered
+
+    files = rail_rendered(_ib_entries(), "networkd", systemd=given)
+    assert "/etc/systemd/system/rdma-rails-ibp20s0.8010.service" in files
+
+
+@pytest.mark.parametrize("bad", [True, 0, -1, "249.11", "abc", 1000])
+def test_a_value_that_is_no_version_is_refused_naming_the_variable(bad):
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.rdma.fabric.plugins.filter.rail import rail_rendered
+
+    with pytest.raises(AnsibleFilterError, match="rdma_rails_systemd_version"):
+        rail_rendered(_ib_entries(), "networkd", systemd=bad)
 
 
 RENDER_PLAY = """

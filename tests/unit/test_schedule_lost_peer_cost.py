@@ -218,9 +218,50 @@ def test_a_port_that_dies_mid_run_costs_its_own_host_no_later_round(monkeypatch,
             assert not error, (side["id"], error)
             continue
         device, port = ports[first]
-        when = "at the start of this round" if side["round"] == dies else f"since round {dies}"
-        assert error == (
-            f"not run: {device} port {port} is DOWN on this host ({when}): its link went down"
-        ), error
+        assert error == f"not run: {device} port {port} is DOWN on this host (since round {dies})"
+        assert by_id[side["id"]]["port_down"] is True
     # The healthy pace: no round waited for its deadline (5 s into the grid + 6 s a round).
     assert clock.now <= 5 + rounds_total * (RUN + TICK), clock.now
+
+
+@pytest.mark.parametrize(
+    ("state", "skipped"),
+    [("1: DOWN", True), ("2: INIT", False), ("3: ARMED", False), ("5: ACTIVE_DEFER", False)],
+)
+def test_only_a_down_port_is_skipped_and_since_when_survives_a_round_without_it(
+    monkeypatch, tmp_path, state, skipped
+):
+    """INIT and ARMED pass by while a bounced InfiniBand link comes back and ACTIVE_DEFER
+    is a live port retraining: their sides run. A DOWN port's sides are not run, and
+    "since round N" stays the round it was first found down through a round that does
+    not test it."""
+    clock = Clock()
+    fake_processes(monkeypatch, clock, None, None, dead=lambda t: False)
+    root = tmp_path / "root"
+    path = root / "sys/class/infiniband/mlx5_0/ports/1/state"
+    path.parent.mkdir(parents=True)
+    path.write_text(state + "\n")
+
+    def side(number, port):
+        return {
+            "id": f"main/{number}/a/b/mlx5_0/server",
+            "round": number,
+            "side": "server",
+            "port": port,
+            "timeout": 20,
+            "argv": ["ib_write_bw", "-d", "mlx5_0", "-i", "1", "-p", str(port)],
+        }
+
+    other = dict(side(1, 18516), argv=["ib_write_bw", "-d", "mlx5_1", "-p", "18516"])
+    tests = [side(0, 18515), other, side(2, 18517)]
+    out = perftest_run.schedule(
+        Module(start_at=EPOCH + 5, round_seconds=SLOT, sysfs_root=str(root)),
+        tests,
+        str(tmp_path / "state"),
+    )
+    errors = [o.get("error") for o in out]
+    if skipped:
+        down = "not run: mlx5_0 port 1 is DOWN on this host (since round 0)"
+        assert errors == [down, None, down], errors
+    else:
+        assert errors == [None, None, None], errors

@@ -48,10 +48,7 @@ UNIT_DIR = "/etc/systemd/system"
 
 def systemd_version(text):
     """The version `systemctl --version` prints first ("systemd 249 (249.11-0ubuntu3)"),
-    or None; a version given as a number (rendered mode's rdma_rails_systemd_version) is
-    taken as it is."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        return int(text)
+    or None."""
     match = re.match(r"\s*systemd (\d+)", text or "")
     return int(match.group(1)) if match else None
 
@@ -128,6 +125,20 @@ RENDER_PATHS = {
 }
 
 
+def _given_systemd_version(value):
+    """rdma_rails_systemd_version as an int, or None when unset. The role's argument
+    check does not convert what it accepts: -e and INI inventories give "249"."""
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isdigit() or not 1 <= int(text) <= 999:
+        raise AnsibleFilterError(
+            f"rdma_rails_systemd_version {value!r}: the hosts' systemd major version, "
+            "such as 249 (the first number of `systemctl --version`)"
+        )
+    return int(text)
+
+
 def rail_rendered(
     entries,
     backend,
@@ -146,10 +157,11 @@ def rail_rendered(
     units, and the drop-in has the keys that version knows; None: the 250 form and every
     key."""
     paths = dict(RENDER_PATHS, **(paths or {}))
-    version = systemd_version(systemd)
+    version = _given_systemd_version(systemd)
     resolved = rail_render.offline_entries(entries)
     links = rail_render.rail_links(resolved)
-    files = {path: value["content"] for path, value in rail_files(links, backend, version).items()}
+    systemctl = f"systemd {version}" if version else None  # as `systemctl --version` says
+    files = {path: v["content"] for path, v in rail_files(links, backend, systemctl).items()}
     files[paths["sysctl"]] = rail_render.sysctl_conf(links)
     if backend in ("networkd", "netplan"):
         files[paths["networkd_conf"]] = rail_render.networkd_conf(version)
