@@ -204,3 +204,58 @@ def test_l3_rail_ports_are_routed_with_the_leaf_address(eos, tls, tmp_path, play
     proc, out = play(hosts)
     assert proc.returncode == 0, out
     assert recap(proc, "leaf1")["changed"] == 0
+
+
+LLDP_PLAY = """\
+- name: Read the leaves' LLDP tables as verify.yml does
+  hosts: switches
+  gather_facts: false
+  tasks:
+    - name: Read this leaf's LLDP table
+      ansible.builtin.include_role:
+        name: rdma.fabric.roce_switch_qos
+        tasks_from: lldp.yml
+
+    - name: Keep what the cabling check gets
+      ansible.builtin.copy:
+        content: "{{ rdma_switch_lldp | to_json }}"
+        dest: "{{ lldp_out }}"
+        mode: "0644"
+      delegate_to: localhost
+      check_mode: false
+"""
+
+
+def test_the_lldp_read_names_each_neighbour_and_its_netdev(eos, tls, tmp_path, run_playbook):
+    """lldp_eos.yml (verify.yml's switch play) over eAPI: gpu1's lldpd sends its netdev as
+    port ID, gpu2's a MAC port ID (lldpd's default) with the netdev as description; both
+    read as the netdev. Read only: no session, nothing configured."""
+    standin = eos(
+        lldp={
+            "Ethernet1": [{"system": "gpu1", "port": "ens1f0np0"}],
+            "Ethernet2": [
+                {
+                    "system": "gpu2",
+                    "port": "0200.0000.0202",
+                    "port_type": "macAddress",
+                    "description": "ens1f0np0",
+                }
+            ],
+        }
+    )
+    before = print_config(standin.running)
+    (tmp_path / "lldp.yml").write_text(LLDP_PLAY)
+    out_file = tmp_path / "lldp.json"
+    hosts = inventory(tmp_path, eos={"leaf1": eos_host(standin, tls)})
+    for args in ((), ("--check",)):
+        proc = run_playbook(
+            "-i", hosts, str(tmp_path / "lldp.yml"), "-e", f"lldp_out={out_file}", *args
+        )
+        assert proc.returncode == 0, proc.output
+        assert json.loads(out_file.read_text()) == {
+            "Ethernet1": [{"host": "gpu1", "port": "ens1f0np0"}],
+            "Ethernet2": [{"host": "gpu2", "port": "ens1f0np0"}],
+        }
+        out_file.unlink()
+    assert print_config(standin.running) == before
+    assert not any(cmd.startswith("configure") for cmd, _ in standin.log)
