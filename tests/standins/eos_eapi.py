@@ -73,16 +73,14 @@ Stand-in specifics: `log` records every command run (with its session or None);
 
 from __future__ import annotations
 
-import argparse
 import base64
 import copy
 import difflib
 import ipaddress
 import json
 import re
-import ssl
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from json_http import serve_json, serve_until_stopped, server_arguments, stop_server
 
 PATH = "/command-api"
 INDENT = 3
@@ -355,58 +353,26 @@ class EapiStandin:
         self.sessions = {}
         self.lldp = lldp or {}
         self.log = []
-        self._lock = threading.Lock()
         self._server = None
 
     # --- server lifecycle ---------------------------------------------------------------
     def start(self, certfile=None, keyfile=None, bind="127.0.0.1", port=0):
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                with standin._lock:
-                    code, body = standin.handle(self.path, self.headers, raw)
-                self._reply(code, body)
-
-            def do_GET(self):
-                self._reply(404 if self.path != PATH else 405, {"error": "POST /command-api"})
-
-            def _reply(self, code, body):
-                payload = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self._server = ThreadingHTTPServer((bind, port), Handler)
-        self.scheme = "http"
-        if certfile:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(certfile, keyfile)
-            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
-            self.scheme = "https"
-        self.port = self._server.server_address[1]
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server = serve_json(self.handle, ("GET", "POST"), certfile, keyfile, bind, port)
+        self.scheme, self.port = self._server.scheme, self._server.server_address[1]
         return self
 
     def stop(self):
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
+        stop_server(self._server)
 
     # --- the contract -------------------------------------------------------------------
-    def handle(self, path, headers, raw):
+    def handle(self, method, path, headers, raw):
         want = base64.b64encode(f"{self.user}:{self.password}".encode()).decode()
         if headers.get("Authorization") != f"Basic {want}":
             return 401, {"error": "authentication required"}
         if path != PATH:
             return 404, {"error": f"no such path {path}"}
+        if method != "POST":
+            return 405, {"error": "the Command API takes POST"}
         try:
             request = json.loads(raw)
         except ValueError:
@@ -567,11 +533,7 @@ def _command_error(rid, number, total, command, code, what, results, text):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Serve the EOS eAPI STAND-IN until stopped.")
-    parser.add_argument("--bind", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=443)
-    parser.add_argument("--cert", help="PEM certificate (HTTPS); without it, plain HTTP")
-    parser.add_argument("--key", help="PEM private key of --cert")
+    parser = server_arguments("EOS eAPI", 443)
     parser.add_argument("--running", help="text file: the running-config to start from")
     parser.add_argument("--model", default="DCS-7060DX5-64S")
     args = parser.parse_args(argv)
@@ -579,10 +541,7 @@ def main(argv=None):
     if args.running:
         with open(args.running, encoding="utf-8") as handle:
             running = handle.read()
-    standin = EapiStandin(running=running, model=args.model)
-    standin.start(args.cert, args.key, args.bind, args.port)
-    print(f"EOS eAPI stand-in on {standin.scheme}://{args.bind}:{standin.port}{PATH}", flush=True)
-    threading.Event().wait()
+    serve_until_stopped(EapiStandin(running=running, model=args.model), args, "EOS eAPI", PATH)
 
 
 if __name__ == "__main__":
