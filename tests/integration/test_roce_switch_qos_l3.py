@@ -4,7 +4,7 @@
 """roce_switch_qos and the leaf side of L3 rails (each host's /31 on a rail ends at a leaf
 port, which takes the even address and the rail's MTU), run with ansible-playbook
 (playbooks/roce_fabric.yml) against the stand-ins only: rendered for the three OSes,
-applied to the NVUE and SONiC stand-ins (EOS: eos_config's, rendered)."""
+applied to the NVUE and SONiC stand-ins (EOS applied: test_roce_switch_qos_eos.py)."""
 
 # ruff: noqa: F401, F811 (the fixtures of test_roce_switch_qos_role are imported)
 from __future__ import annotations

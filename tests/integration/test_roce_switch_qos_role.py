@@ -4,8 +4,8 @@ STAND-INS only: no switch is reachable here.
 - Cumulus: tests/standins/nvue_api.py, an HTTPS server on 127.0.0.1 with a certificate
   made here, following NVIDIA's documented NVUE revision contract.
 - SONiC: tests/standins/sonic/{sonic-cfggen,config,show} on PATH, CONFIG_DB in a JSON file.
-- EOS: nothing answers; the rendered state and its files are what is tested (the push is
-  arista.eos.eos_config's; test_switch_render.py checks the diff it would compute).
+- EOS: the rendered state and its files here; applied over eAPI against
+  tests/standins/eos_eapi.py in test_roce_switch_qos_eos.py.
 """
 
 from __future__ import annotations

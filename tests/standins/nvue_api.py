@@ -51,15 +51,13 @@ over the applied configuration in the operational view.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import copy
 import json
-import ssl
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from json_http import serve_json, serve_until_stopped, server_arguments, stop_server
 
 PREFIX = "/nvue_v1"
 
@@ -262,52 +260,13 @@ class NvueStandin:
         self.apply_polls = 1
         self.revisions = {}
         self.log = []
-        self._lock = threading.Lock()
         self._server = None
 
     # --- server lifecycle ---------------------------------------------------------------
     def start(self, certfile=None, keyfile=None, bind="127.0.0.1", port=0):
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _serve(self, method):
-                with standin._lock:
-                    code, body = standin.handle(method, self.path, self.headers, self._body())
-                payload = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def _body(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                return self.rfile.read(length) if length else b""
-
-            def do_GET(self):
-                self._serve("GET")
-
-            def do_POST(self):
-                self._serve("POST")
-
-            def do_PATCH(self):
-                self._serve("PATCH")
-
-            def do_DELETE(self):
-                self._serve("DELETE")
-
-        self._server = ThreadingHTTPServer((bind, port), Handler)
-        self.scheme = "http"
-        if certfile:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            context.load_cert_chain(certfile, keyfile)
-            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
-            self.scheme = "https"
-        self.port = self._server.server_address[1]
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        methods = ("GET", "POST", "PATCH", "DELETE")
+        self._server = serve_json(self.handle, methods, certfile, keyfile, bind, port)
+        self.scheme, self.port = self._server.scheme, self._server.server_address[1]
         return self
 
     def effective(self, tree=None):
@@ -316,9 +275,7 @@ class NvueStandin:
         return _merge(defaults, self.applied if tree is None else tree)
 
     def stop(self):
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
+        stop_server(self._server)
 
     # --- the contract -------------------------------------------------------------------
     def _new_id(self):
@@ -478,11 +435,7 @@ class NvueStandin:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="Serve the NVUE API STAND-IN until stopped.")
-    parser.add_argument("--bind", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--cert", help="PEM certificate (HTTPS); without it, plain HTTP")
-    parser.add_argument("--key", help="PEM private key of --cert")
+    parser = server_arguments("NVUE API", 8765)
     parser.add_argument("--applied", help="JSON file: the applied configuration to start from")
     parser.add_argument("--user", default="cumulus")
     parser.add_argument("--password", default="CumulusLinux!")
@@ -492,9 +445,7 @@ def main(argv=None):
         with open(args.applied, encoding="utf-8") as handle:
             applied = json.load(handle)
     standin = NvueStandin(user=args.user, password=args.password, applied=applied)
-    standin.start(args.cert, args.key, args.bind, args.port)
-    print(f"NVUE stand-in on {standin.scheme}://{args.bind}:{standin.port}/nvue_v1", flush=True)
-    threading.Event().wait()
+    serve_until_stopped(standin, args, "NVUE", PREFIX)
 
 
 if __name__ == "__main__":

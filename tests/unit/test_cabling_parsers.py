@@ -357,6 +357,53 @@ def test_switch_lldp_reads_each_os_and_refuses_an_unknown_one():
         parse_switch_lldp("junos", "{}")
 
 
+# EOS `show lldp neighbors detail | json` (Arista eAPI; the shape of aristanetworks/anta's
+# VerifyLLDPNeighbors fixtures): one host with an interface-name port ID, one whose
+# lldpd sends a MAC port ID (its default) and names the netdev in the description.
+EOS_DETAIL = {
+    "lldpNeighbors": {
+        "Ethernet1": {
+            "lldpNeighborInfo": [
+                {
+                    "chassisIdType": "macAddress",
+                    "chassisId": "0200.0000.0101",
+                    "systemName": "gpu-b07",
+                    "neighborInterfaceInfo": {
+                        "interfaceIdType": "interfaceName",
+                        "interfaceId": '"ens1f0np0"',
+                        "interfaceId_v2": "ens1f0np0",
+                        "interfaceDescription": "ens1f0np0",
+                    },
+                }
+            ]
+        },
+        "Ethernet2": {
+            "lldpNeighborInfo": [
+                {
+                    "chassisIdType": "macAddress",
+                    "chassisId": "0200.0000.0201",
+                    "systemName": "gpu-b08",
+                    "neighborInterfaceInfo": {
+                        "interfaceIdType": "macAddress",
+                        "interfaceId": "0200.0000.0202",
+                        "interfaceId_v2": "0200.0000.0202",
+                        "interfaceDescription": "ens1f0np0",
+                    },
+                }
+            ]
+        },
+        "Ethernet3": {"lldpNeighborInfo": []},
+    }
+}
+
+
+def test_eos_detail_names_a_mac_port_id_by_its_description():
+    assert parse_switch_lldp("eos", json.dumps(EOS_DETAIL)) == {
+        "Ethernet1": [{"host": "gpu-b07", "port": "ens1f0np0"}],
+        "Ethernet2": [{"host": "gpu-b08", "port": "ens1f0np0"}],
+    }
+
+
 def test_rail_leaves_from_leaf_and_leaf_group():
     rails = [
         {"name": "r0", "leaf": "leaf-a"},

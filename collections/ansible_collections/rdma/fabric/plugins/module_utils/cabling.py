@@ -458,14 +458,32 @@ def parse_sonic_lldp(text):
 
 
 def parse_eos_lldp(text):
-    """{switch port: [{host, port}]} from EOS ``show lldp neighbors | json``:
-    {"lldpNeighbors": [{port, neighborDevice, neighborPort, ttl}]} (Arista eAPI)."""
+    """{switch port: [{host, port}]} from EOS ``show lldp neighbors detail | json``
+    (roce_switch_qos's lldp_eos.yml): {"lldpNeighbors": {port: {"lldpNeighborInfo":
+    [{systemName, chassisId, neighborInterfaceInfo: {interfaceIdType, interfaceId,
+    interfaceId_v2, interfaceDescription}}]}}} (Arista eAPI; the shape of
+    aristanetworks/anta's VerifyLLDPNeighbors fixtures). A MAC port ID (interfaceIdType
+    macAddress, lldpd's default) names no interface: the port description does, as on
+    NVUE and SONiC. Also reads ``show lldp neighbors | json``'s rows ({port,
+    neighborDevice, neighborPort, ttl}), which carry the port ID only."""
     data = json.loads(text) if isinstance(text, str) else text
+    neighbors = (data or {}).get("lldpNeighbors") or []
     out = {}
-    for row in (data or {}).get("lldpNeighbors") or []:
-        out.setdefault(row.get("port"), []).append(
-            {"host": row.get("neighborDevice"), "port": row.get("neighborPort")}
-        )
+    if isinstance(neighbors, list):
+        for row in neighbors:
+            out.setdefault(row.get("port"), []).append(
+                {"host": row.get("neighborDevice"), "port": row.get("neighborPort")}
+            )
+        return out
+    for port, body in neighbors.items():
+        for info in (body or {}).get("lldpNeighborInfo") or []:
+            remote = info.get("neighborInterfaceInfo") or {}
+            name = remote.get("interfaceId_v2") or (remote.get("interfaceId") or "").strip('"')
+            if remote.get("interfaceIdType") == "macAddress" or not name:
+                name = remote.get("interfaceDescription") or name
+            out.setdefault(port, []).append(
+                {"host": info.get("systemName") or info.get("chassisId"), "port": name or None}
+            )
     return out
 
 
@@ -474,7 +492,7 @@ SWITCH_OSES = ("cumulus", "sonic", "eos")
 
 def parse_switch_lldp(switch_os, reading, switch=None):
     """{switch port: [{host, port}]} from one leaf's LLDP table, by its rdma_switch_os:
-    cumulus (NVUE, per port), sonic (LLDP_ENTRY_TABLE), eos (show lldp neighbors)."""
+    cumulus (NVUE, per port), sonic (LLDP_ENTRY_TABLE), eos (show lldp neighbors detail)."""
     if switch_os == "cumulus":
         return parse_nvue_lldp(switch, reading)
     if switch_os == "sonic":
