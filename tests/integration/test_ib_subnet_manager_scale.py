@@ -107,10 +107,12 @@ def fabric(rack, rendered):
     _run, conf, _seconds = rendered
     with opensm_running(env, workdir, sm_port()["node"], conf) as sm:
         guids = [p["port_guid"] for p in hca_ports()]
+        started = time.monotonic()
         with ThreadPoolExecutor(max_workers=4) as pool:
             tables = dict(
                 zip(guids, pool.map(lambda g: port_pkeys(sm.diag_env, g), guids), strict=True)
             )
+        print(f"\n{len(tables)} P_Key tables read in {time.monotonic() - started:.1f} s")
         yield sm.log.read_text(), tables, sm
 
 
