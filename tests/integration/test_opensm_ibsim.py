@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.opensm import (
     partition_line,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.saquery import parse_saquery, pkeys
-from ibsim_fabric import UMAD2SIM, ibsim_running
+from ibsim_fabric import UMAD2SIM, ibsim_running, opensm_running
 
 NET = Path(__file__).resolve().parents[1] / "ibsim" / "spine-leaf-5hca.net"
 # Port GUIDs of Hca2-Hca4 (spine-leaf-5hca.net); Hca1 is the SM's own port.
@@ -73,54 +72,22 @@ def ibsim(tmp_path_factory):
 
 def run_opensm(env, workdir, conf_text):
     """Start OpenSM at Hca1 on `conf_text`; (log text, {port GUID: P_Keys}) after SUBNET UP."""
-    (workdir / "partitions.conf").write_text(conf_text)
-    # OpenSM buffers its log unless force_log_flush (osm_subnet.c opt_tbl).
-    (workdir / "opensm.conf").write_text("force_log_flush TRUE\n")
-    log = workdir / "opensm.log"
-    sim = dict(env, SIM_HOST="Hca1", LD_PRELOAD=UMAD2SIM)
-    osm_env = dict(sim, OSM_TMP_DIR=str(workdir), OSM_CACHE_DIR=str(workdir))
-    osm = subprocess.Popen(
-        [
-            "opensm",
-            "-F",
-            str(workdir / "opensm.conf"),
-            "-P",
-            str(workdir / "partitions.conf"),
-            "-f",
-            str(log),
-            "-D",
-            "0x07",
-            "-s",
-            "0",
-        ],
-        env=osm_env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (log.exists() and "SUBNET UP" in log.read_text()):
-            assert osm.poll() is None and time.monotonic() < deadline, "OpenSM did not come up"
-            time.sleep(0.3)
+    with opensm_running(env, workdir, "Hca1", conf_text) as sm:
         tables = {}
         for guid in PRESENT:
             addr = subprocess.run(
-                ["ibaddr", "-G", guid], env=sim, capture_output=True, text=True, check=True
+                ["ibaddr", "-G", guid], env=sm.diag_env, capture_output=True, text=True, check=True
             ).stdout
             lid = addr.split("LID start")[1].split()[0]
             pktr = subprocess.run(
                 ["saquery", "--smkey", "1", "PKTR", str(int(lid, 0))],
-                env=sim,
+                env=sm.diag_env,
                 capture_output=True,
                 text=True,
                 check=True,
             ).stdout
             tables[guid] = pkeys(parse_saquery(pktr))
-        return log.read_text(), tables
-    finally:
-        osm.terminate()
-        osm.wait(timeout=20)
+        return sm.log.read_text(), tables
 
 
 def assert_read_whole(conf_text, log_text, tables):

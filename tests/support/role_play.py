@@ -60,19 +60,29 @@ def handlers_run(run: PlaybookRun) -> list[str]:
 RESULTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runner_on_unreachable")
 
 
-def outcomes(run: PlaybookRun, name: str) -> dict[str, str]:
-    """host -> ok, failed, skipped or unreachable: the result of the task (or handler)
-    named `name` on each host it ran for."""
+def _results(run: PlaybookRun, name: str) -> list[dict]:
+    """The result events of the task (or handler) named `name`, on each host it ran for."""
     uuids = {
         e["event_data"]["uuid"]
         for e in run.events
         if e["event"] == "playbook_on_task_start" and e["event_data"]["name"].strip() == name
     }
+    return [
+        e for e in run.events if e["event"] in RESULTS and e["event_data"].get("task_uuid") in uuids
+    ]
+
+
+def outcomes(run: PlaybookRun, name: str) -> dict[str, str]:
+    """host -> ok, failed, skipped or unreachable: the result of the task (or handler)
+    named `name` on each host it ran for."""
     return {
-        e["event_data"]["host"]: e["event"].removeprefix("runner_on_")
-        for e in run.events
-        if e["event"] in RESULTS and e["event_data"].get("task_uuid") in uuids
+        e["event_data"]["host"]: e["event"].removeprefix("runner_on_") for e in _results(run, name)
     }
+
+
+def results(run: PlaybookRun, name: str) -> dict[str, dict]:
+    """host -> the module's result (changed, diff ...) of the task named `name`."""
+    return {e["event_data"]["host"]: e["event_data"].get("res", {}) for e in _results(run, name)}
 
 
 # PLAY RECAP's words and the playbook_on_stats keys that count them.
