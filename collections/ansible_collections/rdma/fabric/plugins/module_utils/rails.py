@@ -329,6 +329,7 @@ def normalize_rails(rails, policy_mtu=None):
                 gw = ipaddress.ip_address(str(gateway))
             except ValueError:
                 errors.append(f"{where}.gateway must be an IPv4 address or 'peer'; got {gateway!r}")
+                gateway = None
             else:
                 if subnet is not None and gw not in subnet:
                     errors.append(
