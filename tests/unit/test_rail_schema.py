@@ -25,6 +25,11 @@ HAND_VALIDATOR = json.loads((REPO / "tests/fixtures/rails/hand_validator.json").
 CHANGED = {
     # The hand validator crashed (ValueError) on a gateway that is no address.
     71: ["rdma_rails[0] (r0).gateway must be an IPv4 address or 'peer'; got 'nope'"],
+    # A subnet that is not a string: refused by its type, without ipaddress's words about
+    # the string the hand validator made of it.
+    57: ["rdma_rails[0] (r0).subnet must be an IPv4 network in CIDR form; got 5"],
+    58: ["rdma_rails[0] (r0).subnet must be an IPv4 network in CIDR form; got ['10.0.0.0/24']"],
+    62: ["rdma_rails[0] (r0).subnet6 must be an IPv6 network in CIDR form; got 5"],
 }
 
 
