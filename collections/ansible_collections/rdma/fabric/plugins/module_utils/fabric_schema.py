@@ -3,18 +3,22 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The schema of the fabric-wide variables, as ansible-core argument-spec options.
 
-One description of ``rdma_roce_policy`` (type, choices, default, sub-options and the
-text ansible-doc shows) for every reader: roce_policy.DEFAULTS is built from it,
-normalize_policy checks types, choices and the key set with ansible-core's
-ArgumentSpecValidator against it (``check_policy``), and tests/harness/roce_policy_spec.py
-writes it into every role's meta/argument_specs.yml entry and the roce_policy filter's
-documentation (a unit test fails when one drifts).
+One description of ``rdma_roce_policy`` (ROCE_POLICY_OPTIONS) and of one rail of
+``rdma_rails`` (RAIL_OPTIONS) - type, choices, default, sub-options and the text
+ansible-doc shows - for every reader: roce_policy.DEFAULTS is built from it;
+normalize_policy and rails.normalize_rails check types, choices and the key sets with
+ansible-core's ArgumentSpecValidator against it (``check_policy``, ``check_rail``: one
+``Schema`` checker), and tests/harness/fabric_spec.py writes it into every role's
+meta/argument_specs.yml entry and the roce_policy filter's documentation (a unit test
+fails when one drifts).
 
 Argument specs have no ranges and no rules that compare fields (ECN must include the
-RoCE priority, CNP must differ from RoCE, ETS sums to 100): those stay in the hand
-validator (roce_policy.normalize_policy). Ranges are not written as choices: 64 DSCPs
-or a 1-1048576 KB threshold as choices would make ansible-doc unreadable and the
-messages worse than "must be a DSCP value (0-63)"; the descriptions give them.
+RoCE priority, CNP must differ from RoCE, ETS sums to 100; one of device, netdev or pci,
+overlapping subnets, a gateway inside its subnet): those stay in the hand validators
+(roce_policy.normalize_policy, rails.normalize_rails). Ranges are not written as
+choices: 64 DSCPs or a 1-1048576 KB threshold as choices would make ansible-doc
+unreadable and the messages worse than "must be a DSCP value (0-63)"; the descriptions
+give them.
 """
 
 from __future__ import annotations

@@ -7,27 +7,21 @@ A GPU server has one RDMA NIC per rail: NIC k of every server reaches leaf k. Th
 inventory names each rail once, fabric-wide, in ``rdma_rails`` (group_vars/all.yml)::
 
     rdma_rails:
-      - name: rail0            # [A-Za-z0-9_-], max 12 characters, unique
-        device: mlx5_0         # how a host finds the rail's port: exactly one of
-        # netdev: ens1f0np0    #   device (RDMA device), netdev or pci (PCI function)
-        # pci: "0000:17:00.0"
-        port: 1                # RDMA port of the device (default 1)
-        link_layer: ethernet   # ethernet (RoCE, default) | infiniband (IPoIB)
-        subnet: 10.0.0.0/24    # IPv4; required for ethernet (RoCE v2 needs an IPv4 GID)
-        subnet6: fd00:0::/64   # optional IPv6
-        mtu: 9000              # netdev MTU; default rdma_roce_policy.mtu (ethernet),
-                               #   4092 (IPoIB datagram) or 65520 (IPoIB connected)
-        prefix_length: 31      # optional L3 rail: a /31 (or /30) per host to its leaf
-        gateway: peer          # optional: an address, or `peer` (the leaf's end of the /31)
-        ipoib_mode: datagram   # infiniband only: datagram | connected
-        pkeys: []              # infiniband only: P_Key child interfaces, by partition
-                               #   name of ib_subnet_manager_partitions, e.g.
-                               #   [{partition: storage, subnet: 10.9.0.0/24}]
-        table: 101             # policy-routing table of the rail (default 100 + position)
-        leaf: leaf-rail0       # optional: the rail's leaf switch, or leaf_group: GROUP
-                               #   (module_utils/cabling.py, rdma_verify's cabling check)
+      - {name: rail0, device: mlx5_0, subnet: 10.0.0.0/24, leaf: leaf-rail0}
+      - {name: rail1, netdev: ens2f0np0, subnet: 10.0.1.0/24, prefix_length: 31,
+         gateway: peer, mtu: 4200}
+      - {name: ib0, pci: "0000:9a:00.0", link_layer: infiniband, ipoib_mode: datagram,
+         pkeys: [{partition: storage, subnet: 10.9.0.0/24}]}
 
-and each host says where it sits, in host_vars or the inventory::
+A rail's keys, their types, choices and defaults are one schema,
+fabric_schema.RAIL_OPTIONS, checked with ansible-core's ArgumentSpecValidator and
+written into every reading role's argument spec (``ansible-doc -t role
+rdma.fabric.rdma_rails`` shows them). normalize_rails keeps what a schema cannot say:
+ranges, formats (names, CIDRs, PCI addresses) and the rules that compare fields (one of
+device, netdev or pci; ipoib_mode and pkeys on infiniband rails only; prefix_length
+against the subnet; a gateway inside it; names, selectors, tables and subnets unique).
+
+Each host says where it sits, in host_vars or the inventory::
 
     rdma_rail_host_index: 7                    # address = subnet + 7 on every rail
     rdma_rail_addresses: {rail0: 10.0.0.77,    # or explicitly, per rail (wins); a
