@@ -224,8 +224,8 @@ class _Rail:
 
     def __init__(self, rail, where, problems, errors):
         self.rail, self.where, self.errors = rail, where, errors
-        self.refused = {path for path, kind, _ in problems if kind != "unknown"}
-        unknown = [path for path, kind, _ in problems if kind == "unknown" and "." not in path]
+        self.refused = {path for path, kind, _spec in problems if kind != "unknown"}
+        unknown = [path for path, kind, _spec in problems if kind == "unknown" and "." not in path]
         if unknown:
             errors.append(
                 f"{where} has unknown keys {sorted(unknown)} (known: {', '.join(RAIL_KEYS)})"
@@ -268,7 +268,7 @@ def _pkeys(check, value, problems, ipoib_mode):
             entry["subnet"] = str(net) if net else None
         unknown = sorted(
             p.rpartition(".")[2]
-            for p, kind, _ in problems
+            for p, kind, _spec in problems
             if kind == "unknown" and p.startswith(path + ".")
         )
         if unknown:
