@@ -70,7 +70,7 @@ def main() -> int:
 
 def write_or_check(wanted: dict, check: bool, script: str) -> int:
     """Write each file its wanted text (path -> text), or with ``check`` only name the
-    files out of date and return 1 (also used by roce_policy_spec.py)."""
+    files out of date and return 1 (also used by fabric_spec.py)."""
     stale = [path for path, text in wanted.items() if path.read_text() != text]
     if check and stale:
         print(f"out of date (run {script}):", *map(str, stale), sep="\n  ")

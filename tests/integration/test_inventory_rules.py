@@ -20,14 +20,16 @@ CHECK = "Fail on variable and group names no role knows"
 NO_SCHEME = "linux.mellanox.com/public/repo/doca/2.9.1/"
 
 
-def options_of_every_role():
-    """(role, option name, option spec) of every entry point of every role, nested too."""
+def options_of_every_role(opaque=()):
+    """(role, option name, option spec) of every entry point of every role, nested too
+    (not under an option named in ``opaque``)."""
 
     def walk(role, options):
         for name, spec in (options or {}).items():
             spec = spec or {}
             yield role, name, spec
-            yield from walk(role, spec.get("options"))
+            if name not in opaque:
+                yield from walk(role, spec.get("options"))
 
     for spec_file in sorted(ROLES_DIR.glob("*/meta/argument_specs.yml")):
         role = spec_file.parent.parent.name
@@ -39,8 +41,14 @@ def options_of_every_role():
 LOOKS_LIKE_AN_ENDPOINT = re.compile(r"://|\bURL\b|\baddress\b|\bREST API\b|\bendpoint\b", re.I)
 
 
+# A rail's keys (subnet, gateway ...) are no endpoint: the rail plan's own validator
+# (module_utils/rails.py, the rail_plan action run once before any change) parses each
+# as a network or an address.
+PARSED_BY_THEIR_VALIDATOR = ("rdma_rails",)
+
+
 def endpoint_options():
-    for role, name, spec in options_of_every_role():
+    for role, name, spec in options_of_every_role(PARSED_BY_THEIR_VALIDATOR):
         text = f"{spec.get('description', '')} {spec.get('default', '')}"
         free_text = spec.get("type", "str") == "str" and "choices" not in spec
         if free_text and LOOKS_LIKE_AN_ENDPOINT.search(text):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 import yaml
+from ansible_collections.rdma.fabric.plugins.module_utils.fabric_schema import RAIL_OPTIONS
 from conftest import ROLES_DIR  # noqa: E402
 
 
@@ -239,3 +240,15 @@ def test_ib_subnet_manager_role_doc(run_cli):
     assert "choices" not in options["ib_subnet_manager_routing_engines"]
     assert "no_fallback" in " ".join(options["ib_subnet_manager_routing_engines"]["description"])
     assert options["ib_subnet_manager_ipoib_mtu"]["default"] == 5
+
+
+def test_rdma_rails_role_doc_shows_a_rails_keys(run_cli):
+    """ansible-doc shows rdma_rails' sub-options (fabric_schema.RAIL_OPTIONS), a P_Key
+    child's too, in every role that reads the plan."""
+    for role in ("rdma_rails", "rdma_verify", "roce_switch_qos"):
+        proc = run_cli("ansible-doc", "-t", "role", "--json", role)
+        assert proc.returncode == 0, proc.stderr
+        option = json.loads(proc.stdout)[role]["entry_points"]["main"]["options"]["rdma_rails"]
+        assert set(option["options"]) == set(RAIL_OPTIONS), role  # ansible-doc sorts them
+        assert set(option["options"]["pkeys"]["options"]) == {"partition", "subnet", "mtu"}
+        assert option["options"]["name"]["required"] is True

@@ -116,9 +116,9 @@ def test_bad_policies_refused_naming_the_keys_as_before(index, policy):
 
 def test_role_specs_and_filter_doc_are_the_schema():
     """Each role's rdma_roce_policy options and the filter's doc are written from the
-    schema (tests/harness/roce_policy_spec.py); an edit to one by hand fails here."""
+    schema (tests/harness/fabric_spec.py); an edit to one by hand fails here."""
     proc = subprocess.run(
-        [sys.executable, str(HARNESS / "roce_policy_spec.py"), "--check"],
+        [sys.executable, str(HARNESS / "fabric_spec.py"), "--check"],
         capture_output=True,
         text=True,
         check=False,
@@ -156,7 +156,7 @@ def test_every_role_that_reads_the_policy_declares_it(role):
         assert option is not None, f"{role} entry point {entry} does not declare rdma_roce_policy"
         assert option["type"] == "dict"
         assert option.get("default") == {}
-        # The keys: the schema's (written by tests/harness/roce_policy_spec.py).
+        # The keys: the schema's (written by tests/harness/fabric_spec.py).
         assert set(option.get("options", {})) == set(fabric_schema.ROCE_POLICY_OPTIONS) | set(
             fabric_schema.ROCE_POLICY_DERIVED_OPTIONS
         ), (role, entry)

@@ -3,18 +3,22 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The schema of the fabric-wide variables, as ansible-core argument-spec options.
 
-One description of ``rdma_roce_policy`` (type, choices, default, sub-options and the
-text ansible-doc shows) for every reader: roce_policy.DEFAULTS is built from it,
-normalize_policy checks types, choices and the key set with ansible-core's
-ArgumentSpecValidator against it (``check_policy``), and tests/harness/roce_policy_spec.py
-writes it into every role's meta/argument_specs.yml entry and the roce_policy filter's
-documentation (a unit test fails when one drifts).
+One description of ``rdma_roce_policy`` (ROCE_POLICY_OPTIONS) and of one rail of
+``rdma_rails`` (RAIL_OPTIONS) - type, choices, default, sub-options and the text
+ansible-doc shows - for every reader: roce_policy.DEFAULTS is built from it;
+normalize_policy and rails.normalize_rails check types, choices and the key sets with
+ansible-core's ArgumentSpecValidator against it (``check_policy``, ``check_rail``: one
+``Schema`` checker), and tests/harness/fabric_spec.py writes it into every role's
+meta/argument_specs.yml entry and the roce_policy filter's documentation (a unit test
+fails when one drifts).
 
 Argument specs have no ranges and no rules that compare fields (ECN must include the
-RoCE priority, CNP must differ from RoCE, ETS sums to 100): those stay in the hand
-validator (roce_policy.normalize_policy). Ranges are not written as choices: 64 DSCPs
-or a 1-1048576 KB threshold as choices would make ansible-doc unreadable and the
-messages worse than "must be a DSCP value (0-63)"; the descriptions give them.
+RoCE priority, CNP must differ from RoCE, ETS sums to 100; one of device, netdev or pci,
+overlapping subnets, a gateway inside its subnet): those stay in the hand validators
+(roce_policy.normalize_policy, rails.normalize_rails). Ranges are not written as
+choices: 64 DSCPs or a 1-1048576 KB threshold as choices would make ansible-doc
+unreadable and the messages worse than "must be a DSCP value (0-63)"; the descriptions
+give them.
 """
 
 from __future__ import annotations
@@ -346,14 +350,14 @@ def _strict_bool(value):
     return value
 
 
+def _str(value):
+    """A string only (ansible-core's str turns 5 or [a] into "5" or "['a']")."""
+    if isinstance(value, str):
+        return value
+    raise TypeError("not a string")
+
+
 POLICY_TYPES = {"int": _int, "bool": _bool, "list": _list, "dict": _dict}
-_POLICY_VALIDATOR = ArgumentSpecValidator(
-    argument_spec(
-        {**ROCE_POLICY_OPTIONS, **ROCE_POLICY_DERIVED_OPTIONS},
-        types=POLICY_TYPES,
-        by_key={"wred_drop": _strict_bool},
-    )
-)
 
 # ansible-core's messages, by error class (ansible/module_utils/common/parameters.py): the
 # option's name and its parent (" found in 'a -> b'"). test_fabric_schema pins them.
@@ -366,11 +370,15 @@ _ELEMENT_ERROR = re.compile(
 _CHOICE_ERROR = re.compile(
     r"^value of (?P<key>\S+) must be one of: .*, got: .*?(?: found in (?P<ctx>[\w>\- ]+))?$"
 )
-KINDS = ("type", "elements", "choices")
+_REQUIRED_ERROR = re.compile(
+    r"^missing required arguments: (?P<key>[\w, ]+?)(?: found in (?P<ctx>[\w>\- ]+))?$"
+)
+KINDS = ("type", "elements", "choices", "required")
 
 
 def _error_path(message):
-    for kind, pattern in zip(KINDS, (_TYPE_ERROR, _ELEMENT_ERROR, _CHOICE_ERROR)):
+    patterns = (_TYPE_ERROR, _ELEMENT_ERROR, _CHOICE_ERROR, _REQUIRED_ERROR)
+    for kind, pattern in zip(KINDS, patterns):
         match = pattern.match(message)
         if match:
             ctx = (match.group("ctx") or "").replace(" -> ", ".")
@@ -378,102 +386,305 @@ def _error_path(message):
     return None, None
 
 
-def value_at(policy, path):
-    """The value at a dotted path of the policy (keys compared as strings), or None."""
-    value = policy
-    for part in path.split("."):
-        if not isinstance(value, dict):
+def value_at(params, path):
+    """The value at a dotted path (keys compared as strings, [i] an element), or None."""
+    value = params
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if part.startswith("[") and isinstance(value, list):
+            index = int(part[1:-1])
+            value = value[index] if index < len(value) else None
+        elif not part.startswith("[") and isinstance(value, dict):
+            value = next((v for k, v in value.items() if str(k) == part), None)
+        else:
             return None
-        value = next((v for k, v in value.items() if str(k) == part), None)
     return value
 
 
-def _spec_at(path):
-    spec = {"options": {**ROCE_POLICY_OPTIONS, **ROCE_POLICY_DERIVED_OPTIONS}}
-    for part in path.split("."):
-        spec = spec.get("options", {}).get(part, {})
-    return spec
+class Schema:
+    """One variable's options, checked with ArgumentSpecValidator, each refusal by path.
+
+    types: type name -> callable (POLICY_TYPES ...); by_key: top-level key -> type;
+    elements: list key -> how an element becomes a dict (TypeError when it cannot);
+    unset(spec, value): whether a key given ``value`` counts as not given. A
+    list of dicts with sub-options is checked element by element, so a refusal names
+    ``key[i].sub`` (ansible-core names the list only).
+    """
+
+    def __init__(self, options, types, by_key=None, elements=None, unset=None):
+        self.options = options
+        self.types = types
+        self.elements = elements or {}
+        self.unset = unset or (lambda spec, value: value is None)
+        spec = argument_spec(options, types, by_key)
+        self.lists = {}
+        for key, option in options.items():
+            if option.get("type") == "list" and "options" in option:
+                self.lists[key] = Schema(option["options"], types, unset=self.unset)
+                spec[key] = {"type": types["list"]}
+        self.validator = ArgumentSpecValidator(spec)
+
+    def spec_at(self, path):
+        spec = {"options": self.options}
+        for part in re.sub(r"\[\d+\]", "", path).split("."):
+            spec = spec.get("options", {}).get(part, {})
+        return spec
+
+    def check(self, value):
+        """Check ``value`` (a dict) against the options.
+
+        Returns (params, problems): params are ``value`` with the defaults filled and the
+        types coerced (strings of digits to int, "yes" to True ...), a key ``unset`` says
+        is not given left out; problems a list of (path, kind, spec) for every
+        key the validator refuses (an element's path ends with [index]): kind
+        ``unknown``, ``type``, ``elements``, ``choices``, ``required`` or ``error`` (path
+        None: an ansible-core message this module does not parse, then spec is that
+        message).
+        """
+        problems = []
+        probe = {}
+        for key, item in value.items():
+            key = str(key)
+            if self.unset(self.spec_at(key), item):
+                continue
+            if "options" in self.spec_at(key) and key not in self.lists:
+                # ansible-core 2.19 crashes on a non-dict under a sub-options key and on
+                # non-string sub-keys: the first is refused here, the second probed as strings.
+                if not isinstance(item, dict):
+                    problems.append((key, "type", self.spec_at(key)))
+                    continue
+                item = {str(k): v for k, v in item.items()}
+            probe[key] = item
+        result = self.validator.validate(probe)
+        params = result.validated_parameters
+        for item in result.unsupported_parameters:
+            path = ".".join(item) if isinstance(item, tuple) else str(item)
+            problems.append((path, "unknown", None))
+        for error in result.errors.errors:
+            if type(error).__name__ == "UnsupportedError":
+                continue  # from unsupported_parameters, structured
+            kind, path = _error_path(error.msg)
+            if kind is None:
+                problems.append((None, "error", error.msg))
+            elif kind == "elements":
+                problems.append(self._element_problem(probe, path))
+            elif kind == "required":
+                problems.extend((key, kind, self.spec_at(key)) for key in path.split(", "))
+            else:
+                problems.append((path, kind, self.spec_at(path)))
+        for key, schema in self.lists.items():
+            if isinstance(params.get(key), list):
+                params[key] = self._check_list(key, schema, params[key], problems)
+        return params, sorted(problems, key=lambda p: (p[0] or "", p[1]))
+
+    def _element_problem(self, probe, path):
+        spec = self.spec_at(path)
+        check = self.types.get(spec.get("elements"), lambda v: v)
+        for index, item in enumerate(value_at(probe, path) or []):
+            try:
+                check(item)
+            except TypeError:
+                return (f"{path}[{index}]", "elements", spec)
+        return (path, "elements", spec)
+
+    def _check_list(self, key, schema, items, problems):
+        out = []
+        for index, item in enumerate(items):
+            try:
+                item = self.elements.get(key, self.types["dict"])(item)
+            except TypeError:
+                problems.append((f"{key}[{index}]", "elements", self.spec_at(key)))
+                out.append(item)
+                continue
+            filled, found = schema.check(item)
+            problems.extend((f"{key}[{index}].{p}" if p else p, k, s) for p, k, s in found)
+            out.append(filled)
+        return out
+
+
+_POLICY = Schema(
+    {**ROCE_POLICY_OPTIONS, **ROCE_POLICY_DERIVED_OPTIONS},
+    POLICY_TYPES,
+    by_key={"wred_drop": _strict_bool},
+)
 
 
 def check_policy(policy):
-    """Check ``policy`` (a dict) against the schema with ArgumentSpecValidator.
-
-    Returns (params, problems): params are the policy with the schema's defaults filled and
-    its types coerced (strings of digits to int, "yes" to True ...), None values taken as
-    unset; problems a list of (path, kind, spec) for every key the validator refuses (an
-    element's path ends with [index]):
-    kind ``unknown``, ``type``, ``elements``, ``choices`` or ``error`` (path None: an
-    ansible-core message this module does not parse, then spec is that message).
-    """
-    problems = []
-    probe = {}
-    for key, value in policy.items():
-        key = str(key)
-        if value is None:
-            continue  # unset: the default (None derives from another key)
-        if "options" in _spec_at(key):
-            # ansible-core 2.19 crashes on a non-dict under a sub-options key and on
-            # non-string sub-keys: the first is refused here, the second probed as strings.
-            if not isinstance(value, dict):
-                problems.append((key, "type", _spec_at(key)))
-                continue
-            value = {str(k): v for k, v in value.items()}
-        probe[key] = value
-    result = _POLICY_VALIDATOR.validate(probe)
-    params = result.validated_parameters
-    for item in result.unsupported_parameters:
-        path = ".".join(item) if isinstance(item, tuple) else str(item)
-        problems.append((path, "unknown", None))
-    for error in result.errors.errors:
-        if type(error).__name__ == "UnsupportedError":
-            continue  # from unsupported_parameters, structured
-        kind, path = _error_path(error.msg)
-        if kind is None:
-            problems.append((None, "error", error.msg))
-        elif kind == "elements":
-            spec = _spec_at(path)
-            check = POLICY_TYPES.get(spec.get("elements"), lambda v: v)
-            for index, item in enumerate(value_at(probe, path) or []):
-                try:
-                    check(item)
-                except TypeError:
-                    problems.append((f"{path}[{index}]", kind, spec))
-                    break
-            else:
-                problems.append((path, kind, spec))
-        else:
-            problems.append((path, kind, _spec_at(path)))
-    return params, sorted(problems, key=lambda p: (p[0] or "", p[1]))
+    """``policy`` (a dict) checked against ROCE_POLICY_OPTIONS (Schema.check); a None
+    value is unset (the default, or derived from another key)."""
+    return _POLICY.check(policy)
 
 
 # One rail of ``rdma_rails`` (a list of these). Ranges, the one-selector rule, the
-# ethernet/infiniband-only keys, subnets and the per-host addresses are rails.py's
-# (normalize_rails), whose messages name rdma_rails[i].key. Defaults given only where
-# normalize_rails applies a constant one (mtu follows the policy or the IPoIB mode;
-# table follows the rail's position).
+# ethernet/infiniband-only keys, subnets, overlaps and the per-host addresses are
+# rails.py's (normalize_rails), whose messages name rdma_rails[i].key. Defaults given only
+# where normalize_rails applies a constant one (mtu follows the policy or the IPoIB mode;
+# table follows the rail's position: the descriptions say so).
 RAIL_OPTIONS = {
-    "name": {"type": "str", "required": True},
-    "device": {"type": "str"},
-    "netdev": {"type": "str"},
-    "pci": {"type": "str"},
-    "port": {"type": "int", "default": 1},
-    "link_layer": {"type": "str", "default": "ethernet", "choices": ["ethernet", "infiniband"]},
-    "subnet": {"type": "str"},
-    "subnet6": {"type": "str"},
-    "mtu": {"type": "int"},
-    "prefix_length": {"type": "int"},
-    "gateway": {"type": "str"},
-    "ipoib_mode": {"type": "str", "choices": ["datagram", "connected"]},
+    "name": {
+        "description": [
+            "The rail's name, fabric-wide (1-12 of C(A-Z a-z 0-9 _ -), unique): verification"
+            " tests rail R of a host with rail R of its peer, by this name."
+        ],
+        "type": "str",
+        "required": True,
+    },
+    "device": {
+        "description": [
+            "The RDMA device of the rail's port (C(mlx5_0)). Exactly one of I(device),"
+            " I(netdev) or I(pci) finds the port on a host; a host whose names differ maps"
+            " the rail in C(rdma_rail_devices)."
+        ],
+        "type": "str",
+    },
+    "netdev": {
+        "description": ["The rail's network interface (C(ens1f0np0)), instead of I(device)."],
+        "type": "str",
+    },
+    "pci": {
+        "description": [
+            "The rail's PCI function (C(0000:17:00.0) or C(17:00.0)), instead of I(device)."
+        ],
+        "type": "str",
+    },
+    "port": {
+        "description": ["RDMA port (1-2) of the device."],
+        "type": "int",
+        "default": 1,
+    },
+    "link_layer": {
+        "description": [
+            "C(ethernet) (RoCE) or C(infiniband) (IPoIB); the host's port must be the same."
+        ],
+        "type": "str",
+        "choices": ["ethernet", "infiniband"],
+        "default": "ethernet",
+    },
+    "subnet": {
+        "description": [
+            "The rail's IPv4 network (CIDR), its own (no overlap with another rail, P_Key"
+            " child or a host's management network). Required on an ethernet rail (RoCE v2"
+            " needs an IPv4 GID). A host's address is the subnet + C(rdma_rail_host_index),"
+            " or C(rdma_rail_addresses)."
+        ],
+        "type": "str",
+    },
+    "subnet6": {
+        "description": ["An IPv6 network (CIDR) of the rail too, addressed the same way."],
+        "type": "str",
+    },
+    "mtu": {
+        "description": [
+            "The netdev MTU. Ethernet 1280-9216, default C(rdma_roce_policy.mtu) (9000);"
+            " IPoIB datagram 1280-4092, default 4092 (or the default partition's IB MTU - 4);"
+            " IPoIB connected 1280-65520, default 65520."
+        ],
+        "type": "int",
+    },
+    "prefix_length": {
+        "description": [
+            "The hosts' prefix length. Default the subnet's own (a shared L2 rail); 31 or 30"
+            " make an L3 rail, each host the I(rdma_rail_host_index)-th /31 (the leaf the even"
+            " address) or /30 (the leaf the first usable) of the subnet."
+        ],
+        "type": "int",
+    },
+    "gateway": {
+        "description": [
+            "The rail's gateway - an IPv4 host address of a shared subnet, or C(peer) (the"
+            " leaf's end of each host's /31 or /30). None by default."
+        ],
+        "type": "str",
+    },
+    "ipoib_mode": {
+        "description": [
+            "infiniband rails only - C(datagram) (the default; the only mode of mlx5's"
+            " enhanced IPoIB) or C(connected)."
+        ],
+        "type": "str",
+        "choices": ["datagram", "connected"],
+    },
     "pkeys": {
+        "description": [
+            "infiniband rails only - P_Key child interfaces (C(ib0.8010)), by partition of"
+            " C(ib_subnet_manager_partitions); a bare name stands for C({partition: NAME})."
+        ],
         "type": "list",
         "elements": "dict",
         "options": {
-            "partition": {"type": "str", "required": True},
-            "subnet": {"type": "str"},
-            "mtu": {"type": "int"},
+            "partition": {
+                "description": ["The partition's name in C(ib_subnet_manager_partitions)."],
+                "type": "str",
+                "required": True,
+            },
+            "subnet": {
+                "description": [
+                    "The child's IPv4 network (CIDR); a host's address there is the subnet +"
+                    " C(rdma_rail_host_index), or C(rdma_rail_addresses) under C(RAIL.PARTITION)."
+                ],
+                "type": "str",
+            },
+            "mtu": {
+                "description": [
+                    "The child's MTU, in its parent's IPoIB mode range; datagram default the"
+                    " partition's IB MTU - 4."
+                ],
+                "type": "int",
+            },
         },
     },
-    "table": {"type": "int"},
-    "leaf": {"type": "str"},
-    "leaf_group": {"type": "str"},
+    "table": {
+        "description": [
+            "Policy-routing table (1-252) of the rail, one per rail. Default 100 + the rail's"
+            " position in the list."
+        ],
+        "type": "int",
+    },
+    "leaf": {
+        "description": [
+            "The rail's leaf switch (an inventory name), for the cabling check and the L3"
+            " rails' leaf side. Or I(leaf_group)."
+        ],
+        "type": "str",
+    },
+    "leaf_group": {
+        "description": ["An inventory group of the rail's leaf switches, instead of I(leaf)."],
+        "type": "str",
+    },
 }
+
+
+def _lower_str(value):
+    """link_layer: any case (C(InfiniBand) as rdma_devices_info says it), read lowercase."""
+    return _str(value).lower()
+
+
+def _pkey(value):
+    """A P_Key child: a dict, or a bare partition name."""
+    return {"partition": value} if isinstance(value, str) else _dict(value)
+
+
+def _rail_unset(spec, value):
+    """A rail's key left blank (None or "") is not given where nothing else is read
+    instead: an optional key without a constant default (a blank port or link_layer is
+    refused, as a blank name or table)."""
+    return (
+        (value is None or value == "")
+        and spec.get("default") is None
+        and not (spec.get("required"))
+    )
+
+
+_RAIL = Schema(
+    RAIL_OPTIONS,
+    {**POLICY_TYPES, "str": _str},
+    # What the rail plan never read itself: any value, as ansible-core's str takes it.
+    by_key={"leaf": "str", "leaf_group": "str", "link_layer": _lower_str},
+    elements={"pkeys": _pkey},
+    unset=_rail_unset,
+)
+
+
+def check_rail(rail):
+    """One rail (a dict) checked against RAIL_OPTIONS (Schema.check): P_Key children by
+    path (``pkeys[1].mtu``), a bare name as ``{partition: NAME}``."""
+    return _RAIL.check(rail)

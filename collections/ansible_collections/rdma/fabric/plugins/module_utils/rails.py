@@ -7,27 +7,21 @@ A GPU server has one RDMA NIC per rail: NIC k of every server reaches leaf k. Th
 inventory names each rail once, fabric-wide, in ``rdma_rails`` (group_vars/all.yml)::
 
     rdma_rails:
-      - name: rail0            # [A-Za-z0-9_-], max 12 characters, unique
-        device: mlx5_0         # how a host finds the rail's port: exactly one of
-        # netdev: ens1f0np0    #   device (RDMA device), netdev or pci (PCI function)
-        # pci: "0000:17:00.0"
-        port: 1                # RDMA port of the device (default 1)
-        link_layer: ethernet   # ethernet (RoCE, default) | infiniband (IPoIB)
-        subnet: 10.0.0.0/24    # IPv4; required for ethernet (RoCE v2 needs an IPv4 GID)
-        subnet6: fd00:0::/64   # optional IPv6
-        mtu: 9000              # netdev MTU; default rdma_roce_policy.mtu (ethernet),
-                               #   4092 (IPoIB datagram) or 65520 (IPoIB connected)
-        prefix_length: 31      # optional L3 rail: a /31 (or /30) per host to its leaf
-        gateway: peer          # optional: an address, or `peer` (the leaf's end of the /31)
-        ipoib_mode: datagram   # infiniband only: datagram | connected
-        pkeys: []              # infiniband only: P_Key child interfaces, by partition
-                               #   name of ib_subnet_manager_partitions, e.g.
-                               #   [{partition: storage, subnet: 10.9.0.0/24}]
-        table: 101             # policy-routing table of the rail (default 100 + position)
-        leaf: leaf-rail0       # optional: the rail's leaf switch, or leaf_group: GROUP
-                               #   (module_utils/cabling.py, rdma_verify's cabling check)
+      - {name: rail0, device: mlx5_0, subnet: 10.0.0.0/24, leaf: leaf-rail0}
+      - {name: rail1, netdev: ens2f0np0, subnet: 10.0.1.0/24, prefix_length: 31,
+         gateway: peer, mtu: 4200}
+      - {name: ib0, pci: "0000:9a:00.0", link_layer: infiniband, ipoib_mode: datagram,
+         pkeys: [{partition: storage, subnet: 10.9.0.0/24}]}
 
-and each host says where it sits, in host_vars or the inventory::
+A rail's keys, their types, choices and defaults are one schema,
+fabric_schema.RAIL_OPTIONS, checked with ansible-core's ArgumentSpecValidator and
+written into every reading role's argument spec (``ansible-doc -t role
+rdma.fabric.rdma_rails`` shows them). normalize_rails keeps what a schema cannot say:
+ranges, formats (names, CIDRs, PCI addresses) and the rules that compare fields (one of
+device, netdev or pci; ipoib_mode and pkeys on infiniband rails only; prefix_length
+against the subnet; a gateway inside it; names, selectors, tables and subnets unique).
+
+Each host says where it sits, in host_vars or the inventory::
 
     rdma_rail_host_index: 7                    # address = subnet + 7 on every rail
     rdma_rail_addresses: {rail0: 10.0.0.77,    # or explicitly, per rail (wins); a
@@ -193,37 +187,214 @@ def _special_network(net):
     return None
 
 
-def _pkeys(value, where, errors):
-    if value in (None, ""):
+# How a rail's key is described when the schema refuses its type or a range check its
+# value (the same words either way).
+MUST = {
+    "name": "1-12 of A-Z a-z 0-9 _ -",
+    "port": "an RDMA port number (1-2)",
+    "table": "a routing table number (1-252)",
+    "link_layer": f"one of {', '.join(LINK_LAYERS)}",
+    "ipoib_mode": f"one of {', '.join(IPOIB_MODES)}",
+    "subnet": "an IPv4 network in CIDR form",
+    "subnet6": "an IPv6 network in CIDR form",
+    "gateway": "an IPv4 address or 'peer'",
+    "device": "a string",
+    "netdev": "a string",
+    "pci": "a string",
+    "pkeys": "a list of {partition: NAME, subnet: CIDR}",
+}
+
+
+def _in_range(value, low, high):
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _mtu_words(link_layer, ipoib_mode, pkey=False):
+    limits = MTU_RANGES.get((link_layer, ipoib_mode if link_layer == "infiniband" else None))
+    what = f"{link_layer} {ipoib_mode or ''}".strip()
+    span = f"{limits[0]}-{limits[1]}" if limits else "a number"
+    child = " (a P_Key child runs in its parent's mode)" if pkey else ""
+    return limits, f"{span} on an {what} rail{child}"
+
+
+class _Rail:
+    """One rail's checks that the schema cannot make: ranges, formats and the rules that
+    compare fields. Keys the schema refused (``refused``) are said once, in the same
+    words as a range check of that key."""
+
+    def __init__(self, rail, where, problems, errors):
+        self.rail, self.where, self.errors = rail, where, errors
+        self.refused = {path for path, kind, _spec in problems if kind != "unknown"}
+        unknown = [path for path, kind, _spec in problems if kind == "unknown" and "." not in path]
+        if unknown:
+            errors.append(
+                f"{where} has unknown keys {sorted(unknown)} (known: {', '.join(RAIL_KEYS)})"
+            )
+
+    def bad(self, key, what=None):
+        got = fabric_schema.value_at(self.rail, key)
+        self.errors.append(f"{self.where}.{key} must be {what or MUST[key]}; got {got!r}")
+
+    def refuses(self, key):
+        """Whether the schema refused ``key`` (then said so here)."""
+        if key in self.refused:
+            self.bad(key)
+            return True
+        return False
+
+
+def _pkeys(check, value, problems, ipoib_mode):
+    """The rail's P_Key children (schema-checked dicts), each refusal said once."""
+    where = f"{check.where}.pkeys"
+    if check.refuses("pkeys") or not value:
         return []
-    if not isinstance(value, list):
-        errors.append(f"{where} must be a list of {{partition: NAME, subnet: CIDR}}; got {value!r}")
-        return []
+    known = fabric_schema.RAIL_OPTIONS["pkeys"]["options"]
     out = []
     for index, item in enumerate(value):
         item_where = f"{where}[{index}]"
-        if isinstance(item, str):
-            item = {"partition": item}
-        if not isinstance(item, dict) or not isinstance(item.get("partition"), str):
-            errors.append(
+        path = f"pkeys[{index}]"
+        if path in check.refused or f"{path}.partition" in check.refused:
+            got = check.rail["pkeys"][index]
+            check.errors.append(
                 f"{item_where} needs a partition name (of ib_subnet_manager_partitions); got "
-                f"{item!r}"
+                f"{got!r}"
             )
             continue
-        entry = {"partition": item["partition"], "subnet": None, "mtu": _int(item.get("mtu"))}
-        if item.get("mtu") not in (None, "") and entry["mtu"] is None:
-            entry["mtu"] = item["mtu"]  # not a number: refused with the rail's range
-        if item.get("subnet") not in (None, ""):
-            net = _network(item["subnet"], 4, f"{item_where}.subnet", errors)
+        entry = {"partition": item["partition"], "subnet": None, "mtu": item["mtu"]}
+        if f"{path}.mtu" in check.refused:
+            entry["mtu"] = check.rail["pkeys"][index]["mtu"]  # refused with the mode's range
+        if item["subnet"] is not None:
+            net = _network(item["subnet"], 4, f"{item_where}.subnet", check.errors)
             entry["subnet"] = str(net) if net else None
-        pkey_keys = fabric_schema.RAIL_OPTIONS["pkeys"]["options"]
-        unknown = sorted(set(item) - set(pkey_keys))
+        unknown = sorted(
+            p.rpartition(".")[2]
+            for p, kind, _spec in problems
+            if kind == "unknown" and p.startswith(path + ".")
+        )
         if unknown:
-            errors.append(
-                f"{item_where} has unknown keys {unknown} (known: {', '.join(pkey_keys)})"
+            check.errors.append(
+                f"{item_where} has unknown keys {unknown} (known: {', '.join(known)})"
             )
         out.append(entry)
+    if ipoib_mode in IPOIB_MODES:
+        limits, what = _mtu_words("infiniband", ipoib_mode, pkey=True)
+        for index, pkey in enumerate(out):
+            if pkey["mtu"] is not None and not _in_range(pkey["mtu"], *limits):
+                check.errors.append(f"{where}[{index}].mtu must be {what}; got {pkey['mtu']!r}")
     return out
+
+
+def _normalize_rail(rail, position, where, policy_mtu, errors, seen):
+    """One rail filled (a dict), or None with its errors added. The schema
+    (fabric_schema.check_rail) takes the keys, types and choices first; seen: name ->
+    position of the rails before."""
+    before = len(errors)
+    params, problems = fabric_schema.check_rail(rail)
+    check = _Rail(rail, where, problems, errors)
+    name = params["name"]
+    if "name" in check.refused or not NAME_RE.match(name or ""):
+        check.bad("name")
+    elif name in seen:
+        errors.append(f"{where}.name {name!r} is also rdma_rails[{seen[name]}]'s name")
+    else:
+        seen[name] = position
+    given = {k: params[k] for k in SELECTORS if params[k] is not None}
+    for key in given:
+        check.refuses(key)
+    selector = None
+    if not any(k in check.refused for k in given):
+        selector = _selector(given, where, errors)
+    port = params["port"]
+    if not check.refuses("port") and not _in_range(port, 1, 2):
+        check.bad("port")
+    link_layer = params["link_layer"]
+    if check.refuses("link_layer"):
+        link_layer = None
+    ipoib_mode = params["ipoib_mode"]
+    if link_layer == "ethernet" and (rail.get("ipoib_mode") is not None or rail.get("pkeys")):
+        errors.append(f"{where}: ipoib_mode and pkeys are for infiniband rails only")
+    if link_layer == "infiniband":
+        ipoib_mode = ipoib_mode or "datagram"
+        if check.refuses("ipoib_mode"):
+            ipoib_mode = None
+    subnet = subnet6 = None
+    if check.refuses("subnet"):
+        pass
+    elif params["subnet"] is not None:
+        subnet = _network(params["subnet"], 4, f"{where}.subnet", errors)
+    elif link_layer == "ethernet":
+        errors.append(
+            f"{where}.subnet is required on an ethernet (RoCE) rail: RoCE v2 needs an IPv4 GID"
+        )
+    if not check.refuses("subnet6") and params["subnet6"] is not None:
+        subnet6 = _network(params["subnet6"], 6, f"{where}.subnet6", errors)
+    mtu = params["mtu"]
+    limits, what = _mtu_words(link_layer, ipoib_mode)
+    if mtu is None:
+        if link_layer == "ethernet":
+            mtu = _int(policy_mtu) or ROCE_DEFAULT_MTU
+        elif ipoib_mode:
+            mtu = IPOIB_DEFAULT_MTU[ipoib_mode]
+    elif "mtu" in check.refused or not _in_range(mtu, *(limits or (0, 1 << 31))):
+        check.bad("mtu", what)
+    prefix_length = params["prefix_length"]
+    if prefix_length is not None:
+        if subnet is None:
+            errors.append(f"{where}.prefix_length needs a subnet")
+        elif "prefix_length" in check.refused or not (
+            prefix_length == subnet.prefixlen
+            or (prefix_length in (30, 31) and subnet.prefixlen <= prefix_length)
+        ):
+            check.bad(
+                "prefix_length",
+                f"30 or 31 (a block per host) or the subnet's own {subnet.prefixlen}",
+            )
+            prefix_length = None
+    elif subnet is not None:
+        prefix_length = subnet.prefixlen
+    gateway = params["gateway"]
+    if check.refuses("gateway"):
+        gateway = None
+    elif gateway not in (None, "peer"):
+        try:
+            gw = ipaddress.ip_address(gateway)
+        except ValueError:
+            check.bad("gateway")
+            gateway = None
+        else:
+            if subnet is not None and gw not in subnet:
+                errors.append(f"{where}.gateway {gateway} is outside the rail's subnet {subnet}")
+            gateway = str(gw)
+    elif gateway == "peer" and prefix_length not in (30, 31):
+        errors.append(f"{where}.gateway 'peer' needs prefix_length 30 or 31")
+    if gateway not in (None, "peer") and subnet is not None:
+        gateway_errors(where, gateway, subnet, prefix_length, errors)
+    # A table left out follows the rail's position; one given blank is refused.
+    table = params["table"] if "table" in rail else TABLE_BASE + position
+    if not check.refuses("table") and not _in_range(table, 1, 252):
+        check.bad("table")
+    pkeys = _pkeys(check, params["pkeys"], problems, ipoib_mode)
+    if len(errors) > before:
+        return None
+    return {
+        "name": name,
+        "position": position,
+        "selector": selector,
+        "device": selector.get("device"),
+        "netdev": selector.get("netdev"),
+        "pci": selector.get("pci"),
+        "port": port,
+        "link_layer": link_layer,
+        "subnet": str(subnet) if subnet else None,
+        "subnet6": str(subnet6) if subnet6 else None,
+        "mtu": mtu,
+        "mtu_given": params["mtu"] is not None,
+        "prefix_length": prefix_length,
+        "gateway": gateway or None,
+        "ipoib_mode": ipoib_mode if link_layer == "infiniband" else None,
+        "pkeys": pkeys,
+        "table": table,
+    }
 
 
 def normalize_rails(rails, policy_mtu=None):
@@ -245,141 +416,9 @@ def normalize_rails(rails, policy_mtu=None):
         if not isinstance(rail, dict):
             errors.append(f"{where} must be a dictionary; got {rail!r}")
             continue
-        before = len(errors)
-        unknown = sorted(set(rail) - set(RAIL_KEYS))
-        if unknown:
-            errors.append(f"{where} has unknown keys {unknown} (known: {', '.join(RAIL_KEYS)})")
-        name = rail.get("name")
-        if not isinstance(name, str) or not NAME_RE.match(name):
-            errors.append(f"{where}.name must be 1-12 of A-Z a-z 0-9 _ -; got {name!r}")
-        elif name in seen:
-            errors.append(f"{where}.name {name!r} is also rdma_rails[{seen[name]}]'s name")
-        else:
-            seen[name] = position
-        selector = _selector({k: rail.get(k) for k in SELECTORS}, where, errors)
-        port = _int(rail.get("port", 1))
-        if port is None or not 1 <= port <= 2:
-            errors.append(
-                f"{where}.port must be an RDMA port number (1-2); got {rail.get('port')!r}"
-            )
-        link_layer = str(rail.get("link_layer", "ethernet")).lower()
-        if link_layer not in LINK_LAYERS:
-            errors.append(
-                f"{where}.link_layer must be one of {', '.join(LINK_LAYERS)}; got "
-                f"{rail.get('link_layer')!r}"
-            )
-            link_layer = None
-        ipoib_mode = rail.get("ipoib_mode")
-        if link_layer == "ethernet" and (ipoib_mode is not None or rail.get("pkeys")):
-            errors.append(f"{where}: ipoib_mode and pkeys are for infiniband rails only")
-        if link_layer == "infiniband":
-            ipoib_mode = ipoib_mode or "datagram"
-            if ipoib_mode not in IPOIB_MODES:
-                errors.append(
-                    f"{where}.ipoib_mode must be one of {', '.join(IPOIB_MODES)}; got "
-                    f"{ipoib_mode!r}"
-                )
-                ipoib_mode = None
-        subnet = None
-        if rail.get("subnet") not in (None, ""):
-            subnet = _network(rail["subnet"], 4, f"{where}.subnet", errors)
-        elif link_layer == "ethernet":
-            errors.append(
-                f"{where}.subnet is required on an ethernet (RoCE) rail: RoCE v2 needs an IPv4 GID"
-            )
-        subnet6 = None
-        if rail.get("subnet6") not in (None, ""):
-            subnet6 = _network(rail["subnet6"], 6, f"{where}.subnet6", errors)
-        mtu = rail.get("mtu")
-        if mtu in (None, ""):
-            if link_layer == "ethernet":
-                mtu = _int(policy_mtu) or ROCE_DEFAULT_MTU
-            elif ipoib_mode:
-                mtu = IPOIB_DEFAULT_MTU[ipoib_mode]
-        else:
-            mtu = _int(mtu)
-            limits = MTU_RANGES.get(
-                (link_layer, ipoib_mode if link_layer == "infiniband" else None)
-            )
-            if mtu is None or (limits and not limits[0] <= mtu <= limits[1]):
-                what = f"{link_layer} {ipoib_mode or ''}".strip()
-                span = f"{limits[0]}-{limits[1]}" if limits else "a number"
-                errors.append(
-                    f"{where}.mtu must be {span} on an {what} rail; got {rail.get('mtu')!r}"
-                )
-        prefix_length = rail.get("prefix_length")
-        if prefix_length not in (None, ""):
-            prefix_length = _int(prefix_length)
-            if subnet is None:
-                errors.append(f"{where}.prefix_length needs a subnet")
-            elif prefix_length is None or not (
-                prefix_length == subnet.prefixlen
-                or (prefix_length in (30, 31) and subnet.prefixlen <= prefix_length)
-            ):
-                errors.append(
-                    f"{where}.prefix_length must be 30 or 31 (a block per host) or the subnet's "
-                    f"own {subnet.prefixlen}; got {rail.get('prefix_length')!r}"
-                )
-                prefix_length = None
-        elif subnet is not None:
-            prefix_length = subnet.prefixlen
-        gateway = rail.get("gateway")
-        if gateway not in (None, "", "peer"):
-            try:
-                gw = ipaddress.ip_address(str(gateway))
-            except ValueError:
-                errors.append(f"{where}.gateway must be an IPv4 address or 'peer'; got {gateway!r}")
-            else:
-                if subnet is not None and gw not in subnet:
-                    errors.append(
-                        f"{where}.gateway {gateway} is outside the rail's subnet {subnet}"
-                    )
-                gateway = str(gw)
-        elif gateway == "peer" and prefix_length not in (30, 31):
-            errors.append(f"{where}.gateway 'peer' needs prefix_length 30 or 31")
-        if gateway not in (None, "", "peer") and subnet is not None:
-            gateway_errors(where, gateway, subnet, prefix_length, errors)
-        table = rail.get("table", TABLE_BASE + position)
-        if _int(table) is None or not 1 <= _int(table) <= 252:
-            errors.append(f"{where}.table must be a routing table number (1-252); got {table!r}")
-        pkeys = _pkeys(rail.get("pkeys"), f"{where}.pkeys", errors)
-        if ipoib_mode in IPOIB_MODES:
-            low, high = MTU_RANGES[("infiniband", ipoib_mode)]
-            for index, pkey in enumerate(pkeys):
-                value = pkey["mtu"]
-                if value is not None and (
-                    isinstance(value, bool)
-                    or not isinstance(value, int)
-                    or not low <= value <= high
-                ):
-                    errors.append(
-                        f"{where}.pkeys[{index}].mtu must be {low}-{high} on an infiniband "
-                        f"{ipoib_mode} rail (a P_Key child runs in its parent's mode); "
-                        f"got {value!r}"
-                    )
-        if len(errors) > before:
-            continue
-        out.append(
-            {
-                "name": name,
-                "position": position,
-                "selector": selector,
-                "device": selector.get("device"),
-                "netdev": selector.get("netdev"),
-                "pci": selector.get("pci"),
-                "port": port,
-                "link_layer": link_layer,
-                "subnet": str(subnet) if subnet else None,
-                "subnet6": str(subnet6) if subnet6 else None,
-                "mtu": mtu,
-                "mtu_given": rail.get("mtu") not in (None, ""),
-                "prefix_length": prefix_length,
-                "gateway": gateway or None,
-                "ipoib_mode": ipoib_mode if link_layer == "infiniband" else None,
-                "pkeys": pkeys,
-                "table": _int(table),
-            }
-        )
+        entry = _normalize_rail(rail, position, where, policy_mtu, errors, seen)
+        if entry is not None:
+            out.append(entry)
     # Two rails may not select the same device port, netdev or PCI function.
     taken = {}
     for rail in out:
