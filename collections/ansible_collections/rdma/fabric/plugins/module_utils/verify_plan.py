@@ -337,7 +337,17 @@ def option_errors(options, rails):
 def plan(phase, pairs, health, options, rails_expect):
     """Every test of a phase. pairs: [(round, server, client)] or, for retest/isolate,
     [{round, server, client, rail}] (one rail each)."""
-    tests = []
+    tests = list(iter_plan(phase, pairs, health, options, rails_expect))
+    if len({t["id"] for t in tests}) != len(tests):
+        raise ValueError(f"{phase}: two tests with one id (a host twice in a round?)")
+    return tests
+
+
+def iter_plan(phase, pairs, health, options, rails_expect):
+    """The tests of plan() one at a time, for a step that needs each once (the judge):
+    the phase's tests and their perftest command lines are never all held at once.
+    Unlike plan(), it does not check that ids are unique (the main schedule's pairs are
+    by construction; plan() checks the retest and isolate phases' and each host's own)."""
     options = dict(
         options,
         # the role's own arguments, then rdma_verify_extra_args (every rail)
@@ -348,7 +358,7 @@ def plan(phase, pairs, health, options, rails_expect):
     )
     for pair in pairs:
         if isinstance(pair, dict):
-            tests += pair_tests(
+            yield from pair_tests(
                 phase,
                 pair["round"],
                 pair["server"],
@@ -359,10 +369,7 @@ def plan(phase, pairs, health, options, rails_expect):
                 only={pair["rail"]},
             )
         else:
-            tests += pair_tests(phase, *pair, health, options, rails_expect)
-    if len({t["id"] for t in tests}) != len(tests):
-        raise ValueError(f"{phase}: two tests with one id (a host twice in a round?)")
-    return tests
+            yield from pair_tests(phase, *pair, health, options, rails_expect)
 
 
 def host_sides(host, tests):
