@@ -293,17 +293,9 @@ class ActionModule(ActionBase):
         errors = vplan.option_errors(options, list(out["rails"]))
         if errors:
             return dict(out, failed=True, msg="rdma_verify: " + "; ".join(errors))
-        planned = vplan.plan(
-            "main",
-            vplan.all_pairs(live, args["mode"], int(args["rounds"])),
-            health,
-            options,
-            out["rails"],
+        out["planned"] = vplan.main_count(
+            live, health, options, out["rails"], args["mode"], int(args["rounds"])
         )
-        out["planned"] = {
-            "tests": len(planned),
-            "rounds": len({t["round"] for t in planned}),
-        }
         if out["same_machine"]:
             return dict(out, failed=True, msg="rdma_verify: " + "; ".join(out["same_machine"]))
         return out
