@@ -63,22 +63,31 @@ def plan_id(data):
     return f"{data['phase']}/{data['round']}/{data['server']}/{data['client']}/{data['rail']}"
 
 
-def _has_plan_id(data):
-    return all(k in data for k in ("phase", "round", "server", "client", "rail"))
+_PACKED = frozenset(PACKED)
+_SHARED_NUMBERS = frozenset(SHARED_NUMBERS)
+_SHARED_STRINGS = frozenset(SHARED_STRINGS)
+_ID_FIELDS = ("phase", "round", "server", "client", "rail")
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def _stored(key, value, data):
-    if key in PACKED:
-        # bytes: no other value of a record is (they are JSON data).
-        return json.dumps(value, separators=(",", ":")).encode()
-    kind = type(value)
-    if kind is str:
-        if key == "id" and _has_plan_id(data) and value == plan_id(data):
-            return DERIVED_ID
-        return sys.intern(value) if key in SHARED_STRINGS else value
-    if key in SHARED_NUMBERS and kind in (int, float):
-        return _NUMBERS.setdefault((kind, value), value)
-    return value
+def _stored(data):
+    """The values of data as a Record holds them."""
+    derived = "id" in data and all(k in data for k in _ID_FIELDS) and data["id"] == plan_id(data)
+    values = []
+    for key, value in data.items():
+        kind = type(value)
+        if key in _PACKED:
+            # bytes: no other value of a record is (they are JSON data).
+            value = _encode(value).encode()
+        elif kind is str:
+            if key == "id" and derived:
+                value = DERIVED_ID
+            elif key in _SHARED_STRINGS:
+                value = sys.intern(value)
+        elif (kind is int or kind is float) and key in _SHARED_NUMBERS:
+            value = _NUMBERS.setdefault((kind, value), value)
+        values.append(value)
+    return tuple(values)
 
 
 class Record(MutableMapping):
@@ -87,9 +96,9 @@ class Record(MutableMapping):
     __slots__ = ("_shape", "_values")
 
     def __init__(self, data=()):
-        data = dict(data)
+        data = data if type(data) is dict else dict(data)
         self._shape = _shape(data)
-        self._values = tuple(_stored(k, v, data) for k, v in data.items())
+        self._values = _stored(data)
 
     def __getitem__(self, key):
         value = self._values[self._shape[1][key]]
@@ -100,14 +109,24 @@ class Record(MutableMapping):
         return value
 
     def __setitem__(self, key, value):
-        data = dict(self)
+        data = self.as_dict()
         data[key] = value
         self.__init__(data)
 
     def __delitem__(self, key):
-        data = dict(self)
+        data = self.as_dict()
         del data[key]
         self.__init__(data)
+
+    def as_dict(self):
+        """The record as its dict (what dict(record) gives, built directly)."""
+        out = dict(zip(self._shape[0], self._values))
+        for key in PACKED:
+            if type(out.get(key)) is bytes:
+                out[key] = json.loads(out[key])
+        if out.get("id") is DERIVED_ID:
+            out["id"] = plan_id(out)
+        return out
 
     def __contains__(self, key):
         return key in self._shape[1]
@@ -124,6 +143,8 @@ class Record(MutableMapping):
 
 def as_json(value):
     """json.dump's default=: a Record (any Mapping) as its dict."""
+    if type(value) is Record:
+        return value.as_dict()
     if isinstance(value, Mapping):
         return dict(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
