@@ -131,11 +131,13 @@ def extrapolate(small: dict, large: dict, count: int = 1024, rails: int = 8) -> 
     per_test = large["file_bytes"] / large["tests"]
     plain = large["plain_bytes"] / large["tests"]
     junit = large["junit_bytes"] / large["tests"]
+    junit_packed = large["junit_file_bytes"] / large["tests"]
     print(
         f"{count} x {rails} full ({tests:,} tests), extrapolated from "
         f"{small['tests']:,} and {large['tests']:,} tests: {results_file(tests)} "
         f"{per_test * tests / 1e6:.0f} MB ({plain * tests / 1e9:.1f} GB as plain JSON), "
-        f"{junit_file(tests)} ({junit * tests / 1e9:.1f} GB plain), "
+        f"{junit_file(tests)} {junit_packed * tests / 1e6:.0f} MB ({junit * tests / 1e9:.1f} GB "
+        "plain), "
         f"peak RSS {rss / 1e9:.1f} GB ({slope:.0f} B a test)"
     )
 

@@ -42,8 +42,8 @@ def test_bytes_and_memory_per_test_are_constant_and_1024_x_8_full_is_bounded():
         assert abs(four - one) / one < 0.1, (key, per[key])
     # Memory: fixed costs weigh more in the smaller run, never less.
     assert per["peak"][1] <= per["peak"][0] * 1.05, per["peak"]
-    # 1,024 x 8 full is written compressed, and under 300 MB (about 170 MB measured at
-    # 256 x 8 by make bench: 41 B a test); plain JSON it would be about 2.5 GB.
+    # 1,024 x 8 full is written compressed, and under 300 MB (about 180 MB measured at
+    # 256 x 8 by make bench: 43 B a test); plain JSON it would be about 2.5 GB.
     assert results_file(FULL_1024) == "results.json.gz"
     assert per["gzip_bytes"][1] * FULL_1024 < 300e6, per["gzip_bytes"]
     # Python's own allocations at their peak: the judged records (verify_record.Record,

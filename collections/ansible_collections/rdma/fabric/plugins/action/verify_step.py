@@ -110,8 +110,8 @@ def _read_records(run_dir, phase):
 
 
 # Above this many tests results.json is written gzip-compressed, as results.json.gz
-# (about 600 bytes a test plain, about 41 compressed: a 1,024 x 8 full run's 4.2 million
-# tests would be 2.5 GB plain, 171 MB compressed; make bench measures them).
+# (about 600 bytes a test plain, about 43 compressed: a 1,024 x 8 full run's 4.2 million
+# tests would be 2.5 GB plain, 181 MB compressed; make bench measures them).
 RESULTS_GZIP_TESTS = 200_000
 
 

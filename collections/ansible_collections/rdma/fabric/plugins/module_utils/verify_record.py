@@ -75,17 +75,16 @@ def _stored(data):
     derived = "id" in data and all(k in data for k in _ID_FIELDS) and data["id"] == plan_id(data)
     values = []
     for key, value in data.items():
-        kind = type(value)
         if key in _PACKED:
             # bytes: no other value of a record is (they are JSON data).
             value = _encode(value).encode()
-        elif kind is str:
+        elif isinstance(value, str):
             if key == "id" and derived:
                 value = DERIVED_ID
             elif key in _SHARED_STRINGS:
-                value = sys.intern(value)
-        elif (kind is int or kind is float) and key in _SHARED_NUMBERS:
-            value = _NUMBERS.setdefault((kind, value), value)
+                value = sys.intern(str(value))
+        elif isinstance(value, (int, float)) and key in _SHARED_NUMBERS:
+            value = _NUMBERS.setdefault((type(value), value), value)
         values.append(value)
     return tuple(values)
 
@@ -96,13 +95,13 @@ class Record(MutableMapping):
     __slots__ = ("_shape", "_values")
 
     def __init__(self, data=()):
-        data = data if type(data) is dict else dict(data)
+        data = data if isinstance(data, dict) else dict(data)
         self._shape = _shape(data)
         self._values = _stored(data)
 
     def __getitem__(self, key):
         value = self._values[self._shape[1][key]]
-        if type(value) is bytes:
+        if isinstance(value, bytes):
             return json.loads(value)
         if value is DERIVED_ID:
             return plan_id(self)
@@ -122,7 +121,7 @@ class Record(MutableMapping):
         """The record as its dict (what dict(record) gives, built directly)."""
         out = dict(zip(self._shape[0], self._values))
         for key in PACKED:
-            if type(out.get(key)) is bytes:
+            if isinstance(out.get(key), bytes):
                 out[key] = json.loads(out[key])
         if out.get("id") is DERIVED_ID:
             out["id"] = plan_id(out)
@@ -143,7 +142,7 @@ class Record(MutableMapping):
 
 def as_json(value):
     """json.dump's default=: a Record (any Mapping) as its dict."""
-    if type(value) is Record:
+    if isinstance(value, Record):
         return value.as_dict()
     if isinstance(value, Mapping):
         return dict(value)
