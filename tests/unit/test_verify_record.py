@@ -174,3 +174,24 @@ def test_junit_is_compressed_above_the_results_threshold(tmp_path, monkeypatch):
     # report.md says so where it names results.json.gz.
     doc["results_file"] = "results.json.gz"
     assert "and in junit.xml.gz (gzip-compressed too)" in verify_text.markdown(doc)
+
+
+@pytest.mark.parametrize("phase", ["main", "latency", "retest", "isolate"])
+def test_the_judge_step_reads_the_schedule_one_test_at_a_time(phase):
+    """At 1,024 x 8 full the main and latency phases are 4.2 million tests each with both
+    sides' command lines (2.1 kB a test as a list); the retest and isolate phases, a few,
+    are planned whole and their ids checked."""
+    names, health = fabric_of(4, rails=2)
+    pairs = [{"round": 0, "server": "lab1", "client": "lab2", "rail": "mlx5_0"}]
+    args = {
+        "phase": phase,
+        "mode": "full",
+        "rounds": 2,
+        "pairs": pairs,
+        "options": LAB,
+        "rails": vfabric.fabric(health)["rails"],
+    }
+    action = verify_step.ActionModule.__new__(verify_step.ActionModule)
+    tests = action._plan(args, names, health, lazy=True)
+    assert isinstance(tests, list) == (phase in ("retest", "isolate"))
+    assert [t["id"] for t in tests] == [t["id"] for t in action._plan(args, names, health)]

@@ -217,15 +217,17 @@ class ActionModule(ActionBase):
         return rounds * (2 if vplan.two_way(count, mode) else 1)
 
     def _plan(self, args, hosts, health, host=None, lazy=False):
-        """The phase's tests (host: that host's); lazy: the main schedule's one at a time
-        (vplan.iter_plan), for a step that reads each once."""
+        """The phase's tests (host: that host's); lazy: those of the main schedule (the
+        main and latency phases) one at a time (vplan.iter_plan), for a step that reads
+        each once; the retest and isolate phases' few are checked whole (vplan.plan)."""
         pairs = self._pairs(args, hosts, host)
         if host is not None:
             wanted = {host}
             for p in pairs:
                 wanted |= {p["server"], p["client"]} if isinstance(p, dict) else {p[1], p[2]}
             health = {h: health[h] for h in wanted if h in health}
-        planner = vplan.iter_plan if lazy and args["phase"] == "main" else vplan.plan
+        scheduled = args["phase"] not in ("retest", "isolate")
+        planner = vplan.iter_plan if lazy and scheduled else vplan.plan
         return planner(
             args["phase"], pairs, health, _plain(args["options"]), _plain(args.get("rails") or {})
         )
