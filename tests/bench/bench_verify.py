@@ -8,10 +8,10 @@ machine the wall time follows the load, the CPU time is the work.
    the quick one, the filter's Python.
 2. The controller's work of a whole verify run, no traffic (what the verify_step action
    does; tests/support/verify_synthetic.py): 32, 128 and 256 hosts x 8 rails full mode,
-   4,096 x 8 quick: the fabric step, the plan, judging every outcome, isolation, the
-   report document written by the report step's writer, report.html and junit.xml; each
-   in a child process, whose peak RSS is the run's. Then 1,024 x 8 full extrapolated
-   from the 128 and 256 runs (its ~25 GB do not fit beside a shared machine's load).
+   4,096 x 8 quick: the fabric step, planning every test, judging every outcome,
+   isolation, the report document, the results file and report.html, report.md and
+   junit.xml written by the report step's writers; each in a child process, whose peak
+   RSS is the run's. Then 1,024 x 8 full extrapolated from the 128 and 256 runs.
    One host's share of a 1,024 x 8 full run (its plan file, its outcomes in hostvars).
    The role adds a fixed number of Ansible tasks per phase (plan, run, wait, judge),
    not per round.
@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO / "tests" / "support"))
 
 import verify_synthetic  # noqa: E402
 from ansible_collections.rdma.fabric.plugins.action.verify_step import (  # noqa: E402
+    junit_file,
     results_file,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric  # noqa: E402
@@ -68,18 +69,29 @@ def bench_schedule(count: int) -> None:
         del rounds  # freeing 8 million pairs is not the next schedule's time
 
 
+def _peak_rss() -> int:
+    """This process's peak RSS in bytes: VmHWM, its own memory's high-water mark.
+    (getrusage's ru_maxrss survives exec: a child started by a parent that has grown,
+    as this bench's has after the 4,096-host schedule, reports the parent's size.)"""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def _one_run(count: int, rails: int, mode: str) -> None:
     """(In a child process, --one) one synthetic run's figures and this process's peak RSS,
     as a JSON line."""
     figures = verify_synthetic.run(count, rails, mode)
-    figures["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    figures["peak_rss"] = _peak_rss()
     print(json.dumps(figures))
 
 
 def bench_run(count: int, rails: int, mode: str) -> dict:
     """One verify run's controller work without traffic (every test passes): plan, judge,
-    isolation, report, results file written by the report step's writer, report.html
-    and junit.xml, each timed, in a child process: its peak RSS is the run's."""
+    isolation, report, results file, report.html, report.md and junit.xml written by the
+    report step's writers, each timed, in a child process: its peak RSS is the run's."""
     proc = subprocess.run(
         [sys.executable, __file__, "--one", str(count), str(rails), mode],
         capture_output=True,
@@ -94,11 +106,13 @@ def bench_run(count: int, rails: int, mode: str) -> dict:
     written = f"{f['file']} {f['file_bytes'] / 1e6:.1f} MB ({f['file_bytes'] / tests:.0f} B a test)"
     if f["file"].endswith(".gz"):
         written += f", {f['plain_bytes'] / 1e6:.0f} MB as plain JSON"
+    junit = f"{f['junit_file']} {f['junit_file_bytes'] / 1e6:.1f} MB"
+    if f["junit_file"].endswith(".gz"):
+        junit += f" ({f['junit_bytes'] / 1e6:.0f} MB plain)"
     print(
         f"{mode} mode, {count} hosts x {rails} rails: {f['tests']} tests; CPU s: {times}; "
-        f"{written}; report.html {f['html_bytes'] / 1e6:.1f} MB, junit.xml "
-        f"{f['junit_bytes'] / 1e6:.1f} MB; peak RSS {f['peak_rss'] / 1e6:.0f} MB "
-        f"({f['peak_rss'] / tests / 1e3:.1f} kB a test)"
+        f"{written}; report.html {f['html_bytes'] / 1e6:.1f} MB, {junit}; peak RSS "
+        f"{f['peak_rss'] / 1e6:.0f} MB ({f['peak_rss'] / tests / 1e3:.2f} kB a test)"
     )
     return f
 
@@ -116,11 +130,15 @@ def extrapolate(small: dict, large: dict, count: int = 1024, rails: int = 8) -> 
     rss = large["peak_rss"] + slope * (tests - large["tests"])
     per_test = large["file_bytes"] / large["tests"]
     plain = large["plain_bytes"] / large["tests"]
+    junit = large["junit_bytes"] / large["tests"]
+    junit_packed = large["junit_file_bytes"] / large["tests"]
     print(
         f"{count} x {rails} full ({tests:,} tests), extrapolated from "
         f"{small['tests']:,} and {large['tests']:,} tests: {results_file(tests)} "
         f"{per_test * tests / 1e6:.0f} MB ({plain * tests / 1e9:.1f} GB as plain JSON), "
-        f"peak RSS {rss / 1e9:.1f} GB ({slope / 1e3:.1f} kB a test)"
+        f"{junit_file(tests)} {junit_packed * tests / 1e6:.0f} MB ({junit * tests / 1e9:.1f} GB "
+        "plain), "
+        f"peak RSS {rss / 1e9:.1f} GB ({slope:.0f} B a test)"
     )
 
 
@@ -155,8 +173,7 @@ def bench_hostvars(count: int = 1024, rails: int = 8) -> None:
 def bench_controller(count: int = 32, rails: int = 8, big: int = 4096) -> None:
     """The controller's work at 32 x 8, 128 x 8 and 256 x 8 full, and 4,096 x 8 quick (a
     rack, a large fabric's full run, a very large one's quick run): per step CPU seconds,
-    the bytes of the report and the peak RSS; then 1,024 x 8 full extrapolated (about
-    25 GB of memory: more than this machine has to spare)."""
+    the bytes of the report and the peak RSS; then 1,024 x 8 full extrapolated."""
     runs = {}
     for hosts, mode in ((count, "full"), (128, "full"), (256, "full"), (big, "quick")):
         runs[hosts, mode] = bench_run(hosts, rails, mode)

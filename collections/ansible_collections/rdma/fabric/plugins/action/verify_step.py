@@ -17,6 +17,8 @@ import math
 import os
 import shutil
 import time
+from collections.abc import Mapping
+from contextlib import contextmanager
 
 from ansible import context
 from ansible.errors import AnsibleActionFail
@@ -30,6 +32,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric a
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_record as vrecord
 
 HEALTH_VAR = "__rdma_verify_health"
 # The schedule's result: the synchronous call's, or the async job's once finished.
@@ -58,9 +61,11 @@ def _read(run_dir, name, default):
         return default
 
 
-def _dump(path, data):
-    """data as JSON at path, whole or not at all (written aside, then renamed); gzip
-    for a .gz path, its header naming the file without .gz (gunzip -N), not the .tmp."""
+@contextmanager
+def _replacing(path):
+    """A text handle writing path whole or not at all (written aside, then renamed);
+    gzip for a .gz path, its header naming the file without .gz (gunzip -N), not the
+    .tmp."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if path.endswith(".gz"):
         name = os.path.basename(path)[: -len(".gz")]
@@ -69,11 +74,17 @@ def _dump(path, data):
             gzip.GzipFile(filename=name, fileobj=raw, mode="wb", compresslevel=1) as gz,
             io.TextIOWrapper(gz, encoding="utf-8") as handle,
         ):
-            json.dump(data, handle)
+            yield handle
     else:
         with open(path + ".tmp", "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
+            yield handle
     os.replace(path + ".tmp", path)
+
+
+def _dump(path, data):
+    """data as JSON at path (see _replacing); judged records (verify_record) as dicts."""
+    with _replacing(path) as handle:
+        json.dump(data, handle, default=vrecord.as_json)
     return path
 
 
@@ -81,15 +92,51 @@ def _write(run_dir, name, data):
     return _dump(os.path.join(run_dir, f"{name}.json"), data)
 
 
+def _write_records(run_dir, phase, records):
+    """A phase's judged records, one JSON object a line (read back one at a time)."""
+    with _replacing(os.path.join(run_dir, f"{phase}.jsonl")) as handle:
+        for record in records:
+            handle.write(json.dumps(record, default=vrecord.as_json) + "\n")
+
+
+def _read_records(run_dir, phase):
+    """A phase's records as written by _write_records, each kept compact; [] when the
+    phase did not run."""
+    try:
+        with open(os.path.join(run_dir, f"{phase}.jsonl"), encoding="utf-8") as handle:
+            return [vrecord.Record(json.loads(line)) for line in handle]
+    except FileNotFoundError:
+        return []
+
+
 # Above this many tests results.json is written gzip-compressed, as results.json.gz
-# (about 600 bytes a test plain, about 41 compressed: a 1,024 x 8 full run's 4.2 million
-# tests would be 2.5 GB plain, 171 MB compressed; make bench measures them).
+# (about 600 bytes a test plain, about 43 compressed: a 1,024 x 8 full run's 4.2 million
+# tests would be 2.5 GB plain, 181 MB compressed; make bench measures them).
 RESULTS_GZIP_TESTS = 200_000
 
 
 def results_file(tests):
     """results.json, or results.json.gz for a run of more than RESULTS_GZIP_TESTS tests."""
     return "results.json.gz" if tests > RESULTS_GZIP_TESTS else "results.json"
+
+
+def junit_file(tests):
+    """junit.xml, or junit.xml.gz above RESULTS_GZIP_TESTS tests (about 190 bytes a
+    test plain: 0.8 GB at 1,024 x 8 full)."""
+    return "junit.xml.gz" if tests > RESULTS_GZIP_TESTS else "junit.xml"
+
+
+def write_reports(run_dir, results, cabling=None):
+    """report.html, report.md and junit.xml (or junit.xml.gz, see junit_file) beside the
+    results file; junit written test by test, never whole in memory."""
+    writers = {
+        "report.html": lambda: verify_html.render_parts(results, cabling),
+        "report.md": lambda: [verify_text.markdown(results, cabling)],
+        junit_file(len(results["pairs"])): lambda: verify_text.junit_lines(results),
+    }
+    for name, parts in writers.items():
+        with _replacing(os.path.join(run_dir, name)) as handle:
+            handle.writelines(parts())
 
 
 def write_results(run_dir, results):
@@ -169,14 +216,19 @@ class ActionModule(ActionBase):
         rounds = vplan.round_count(count, mode, int(args["rounds"]))
         return rounds * (2 if vplan.two_way(count, mode) else 1)
 
-    def _plan(self, args, hosts, health, host=None):
+    def _plan(self, args, hosts, health, host=None, lazy=False):
+        """The phase's tests (host: that host's); lazy: those of the main schedule (the
+        main and latency phases) one at a time (vplan.iter_plan), for a step that reads
+        each once; the retest and isolate phases' few are checked whole (vplan.plan)."""
         pairs = self._pairs(args, hosts, host)
         if host is not None:
             wanted = {host}
             for p in pairs:
                 wanted |= {p["server"], p["client"]} if isinstance(p, dict) else {p[1], p[2]}
             health = {h: health[h] for h in wanted if h in health}
-        return vplan.plan(
+        scheduled = args["phase"] not in ("retest", "isolate")
+        planner = vplan.iter_plan if lazy and scheduled else vplan.plan
+        return planner(
             args["phase"], pairs, health, _plain(args["options"]), _plain(args.get("rails") or {})
         )
 
@@ -243,39 +295,28 @@ class ActionModule(ActionBase):
         errors = vplan.option_errors(options, list(out["rails"]))
         if errors:
             return dict(out, failed=True, msg="rdma_verify: " + "; ".join(errors))
-        planned = vplan.plan(
-            "main",
-            vplan.all_pairs(live, args["mode"], int(args["rounds"])),
-            health,
-            options,
-            out["rails"],
+        out["planned"] = vplan.main_count(
+            live, health, options, out["rails"], args["mode"], int(args["rounds"])
         )
-        out["planned"] = {
-            "tests": len(planned),
-            "rounds": len({t["round"] for t in planned}),
-        }
         if out["same_machine"]:
             return dict(out, failed=True, msg="rdma_verify: " + "; ".join(out["same_machine"]))
         return out
 
     def _outcomes(self, task_vars, hosts):
-        outcomes = {}
-        for host in hosts:
-            for name in OUTCOME_VARS:
-                done = _host_var(task_vars, host, name) or {}
-                for outcome in done.get("tests") or []:
-                    outcomes[outcome["id"]] = _plain(outcome)
-        return outcomes
+        return _Outcomes(task_vars, hosts)
 
     def _judge(self, args, task_vars, hosts):
         phase, run_dir = args["phase"], args["run_dir"]
         health = self._health(task_vars, hosts)
-        tests = self._plan(args, hosts, health)
         options = _plain(args["options"])
         records = vjudge.judge(
-            tests, self._outcomes(task_vars, hosts), options.get("duration"), options
+            self._plan(args, hosts, health, lazy=True),
+            self._outcomes(task_vars, hosts),
+            options.get("duration"),
+            options,
+            pack=vrecord.Record,
         )
-        _write(run_dir, phase, records)
+        _write_records(run_dir, phase, records)
         # The hosts' plan files were read by their run tasks.
         shutil.rmtree(os.path.join(run_dir, f"plan-{phase}"), ignore_errors=True)
         out = {
@@ -290,10 +331,13 @@ class ActionModule(ActionBase):
                 out["next_phase"] = "retest"
                 return out
         if phase in ("main", "retest"):
-            main = _read(run_dir, "main", [])
-            vjudge.merge_retests(main, records if phase == "retest" else [])
-            _write(run_dir, "main", main)
-            _write(run_dir, phase, records if phase == "retest" else main)
+            if phase == "retest":
+                main = _read_records(run_dir, "main")
+                vjudge.merge_retests(main, records)
+                _write_records(run_dir, "main", main)
+                _write_records(run_dir, phase, records)
+            else:
+                main = records
             isolate = viso.isolation(main, health, options)
             _write(run_dir, "isolation", isolate)
             out["suspects"] = isolate["suspects"]
@@ -308,7 +352,7 @@ class ActionModule(ActionBase):
         health = self._health(task_vars, live)
         records = []
         for phase in ("main", "retest", "isolate", "latency"):
-            records += _read(run_dir, phase, []) if run_dir else []
+            records += _read_records(run_dir, phase) if run_dir else []
         isolate = _read(run_dir, "isolation", {}) if run_dir else {}
         options = _plain(args["options"])
         verdict = viso.verdicts(isolate, records, health, options.get("bandwidth") or {})
@@ -330,13 +374,7 @@ class ActionModule(ActionBase):
                 for h in live
                 for row in ((health.get(h) or {}).get("cabling") or {}).get("rows") or []
             ]
-            for name, text in (
-                ("report.html", verify_html.render(results, cabling)),
-                ("report.md", verify_text.markdown(results, cabling)),
-                ("junit.xml", verify_text.junit(results)),
-            ):
-                with open(os.path.join(run_dir, name), "w", encoding="utf-8") as handle:
-                    handle.write(text)
+            write_reports(run_dir, results, cabling)
         # Only what the summary and the fail message show: the whole document is in
         # results.json (gigabytes at 1,024 x 8 full, never through Ansible).
         return {"results": verify_text.brief(results)}
@@ -360,3 +398,26 @@ class _LazyHealth(dict):
         if host not in self:
             return default
         return self[host]
+
+
+class _Outcomes(Mapping):
+    """{side id: outcome} over the hosts' registered results (perftest_run's), each read
+    as plain data when the judge asks for it: the results stay where Ansible holds them,
+    not copied whole (millions of sides at 1,024 x 8 full)."""
+
+    def __init__(self, task_vars, hosts):
+        self._index = {}
+        for host in hosts:
+            for name in OUTCOME_VARS:
+                done = _host_var(task_vars, host, name) or {}
+                for outcome in done.get("tests") or []:
+                    self._index[outcome["id"]] = outcome
+
+    def __getitem__(self, side_id):
+        return _plain(self._index[side_id])
+
+    def __iter__(self):
+        return iter(self._index)
+
+    def __len__(self):
+        return len(self._index)

@@ -374,11 +374,23 @@ def _rails_table(rails):
 
 def render(doc, cabling_rows=None):
     """The whole report.html text."""
+    return "".join(render_parts(doc, cabling_rows))
+
+
+def render_parts(doc, cabling_rows=None):
+    """report.html part by part (each with its newline), for a writer that never holds
+    the whole page (its heat-maps grow with the tests up to MAX_MAP_HOSTS hosts)."""
+    for part in _parts(doc, cabling_rows):
+        if part:
+            yield part + "\n"
+
+
+def _parts(doc, cabling_rows):
     s = doc["summary"]
     verdict = "PASSED" if s.get("passed") else "FAILED"
     status = "pass" if s.get("passed") else "fail"
     checks_ok = s["checks"] - s["checks_failed"] - s.get("checks_skipped", 0)
-    out = [
+    yield from [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>RDMA verification {_e(doc.get('generated_utc'))}: {verdict}</title>",
@@ -395,32 +407,29 @@ def render(doc, cabling_rows=None):
     rails = doc.get("rails") or {}
     maps = doc.get("matrix") or {}
     if maps:
-        out.append("<h2>Bandwidth per rail (row = sender, column = receiver)</h2>")
-        out.append(_legend())
-        out.append('<div class="maps">')
+        yield "<h2>Bandwidth per rail (row = sender, column = receiver)</h2>"
+        yield _legend()
+        yield '<div class="maps">'
         for rail, matrix in maps.items():
             pass_mark = None
             for p in doc.get("pairs") or []:
                 if p.get("rail") == rail and p.get("expected_gbps"):
                     pass_mark = p["expected_gbps"]
                     break
-            out.append(heat_map(rail, matrix, pass_mark))
-        out.append("</div>")
-    out.append(_rails_table(rails))
-    out.append(_cabling(cabling_rows))
-    out.append(_health(doc.get("checks") or []))
+            yield heat_map(rail, matrix, pass_mark)
+        yield "</div>"
+    yield _rails_table(rails)
+    yield _cabling(cabling_rows)
+    yield _health(doc.get("checks") or [])
     pairs = doc.get("pairs") or []
     passed = sum(1 for p in pairs if p.get("outcome") == "passed")
     if len(pairs) > TESTS_LISTED_UP_TO:
-        out.append(
+        yield (
             f"<h2>Tests</h2><p>{len(pairs)} tests ({passed} passed): more than "
             f"{TESTS_LISTED_UP_TO:,}, listed in results.json only (the failures are above)</p>"
         )
     else:
-        out.append(
-            f"<h2>Tests</h2><details><summary>all {len(pairs)} tests ({passed} passed)</summary>"
-        )
-        out.append(_table(TEST_HEAD, _test_rows(pairs)))
-        out.append("</details>")
-    out.append("</body></html>")
-    return "\n".join(part for part in out if part) + "\n"
+        yield f"<h2>Tests</h2><details><summary>all {len(pairs)} tests ({passed} passed)</summary>"
+        yield _table(TEST_HEAD, _test_rows(pairs))
+        yield "</details>"
+    yield "</body></html>"

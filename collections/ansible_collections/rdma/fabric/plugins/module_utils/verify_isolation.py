@@ -52,7 +52,7 @@ def _span(hosts):
     return ", ".join(hosts)
 
 
-def _rail_pattern(rail, records, passed, fails):
+def _rail_pattern(rail, records):
     """A rail-level verdict when the rail's failures follow its wiring rather than hosts:
     every tested pair failing (3+ hosts), or two groups (3+ hosts each) that pass among
     themselves and fail every test across. None otherwise."""
@@ -136,7 +136,9 @@ def isolation(records, health, options):
     a known-good peer. Each suspect is tested against up to 2 known-good peers on its
     rail, as client and as server.
     """
-    passed, failed = {}, {}
+    # passed: the (host, rail)s that passed at least once (whom against is not needed:
+    # one set entry per port, not two per test); failed: {(host, rail): failing peers}.
+    passed, failed = set(), {}
     untestable = {}
     # Per (host, rail) and direction: [failures, passes] (the one-direction evidence).
     by_dir = {}
@@ -154,7 +156,7 @@ def isolation(records, health, options):
             for direction in _directions(r, options).get(host, ()):
                 by_dir.setdefault(key, {}).setdefault(direction, [0, 0])[final_pass] += 1
             if final_pass:
-                passed.setdefault(key, set()).add(peer)
+                passed.add(key)
             else:
                 failed.setdefault(key, set()).add(peer)
     rails = {}
@@ -163,7 +165,7 @@ def isolation(records, health, options):
     patterns = {}
     suspects = set()
     for rail, fails in rails.items():
-        pattern = _rail_pattern(rail, records, passed, fails)
+        pattern = _rail_pattern(rail, records)
         if pattern:
             patterns[rail] = pattern
             continue

@@ -59,24 +59,40 @@ def _bits(result, measured, duration):
     return measured * 1e9 * duration / per_direction
 
 
+def _peer_lost(record, gone):
+    """The record of a test one of whose hosts was lost during traffic."""
+    out = {k: record.get(k) for k in RECORD_KEYS}
+    out.update(
+        measured_gbps=None,
+        latency_us=None,
+        passed=False,
+        error=f"peer lost: {' and '.join(gone)} {'was' if len(gone) == 1 else 'were'} "
+        "lost during traffic",
+        ran=True,
+        outcome="peer lost",
+        lost=gone,
+        rows=[],
+        mtu=None,
+        deltas={},
+    )
+    return out
+
+
 @gc_paused()
-def judge(tests, outcomes, duration=None, options=None):
-    """Planned tests + perftest_run outcomes ({id: outcome} or a list) -> records.
-    options: counter_limits and max_ber (the counters' judge, delta_errors)."""
+def judge(tests, outcomes, duration=None, options=None, pack=None):
+    """Planned tests (a list, or any iterable: each is read once) + perftest_run outcomes
+    ({id: outcome}, any mapping, or a list) -> records. options: counter_limits and
+    max_ber (the counters' judge, delta_errors). pack: applied to each record as it is
+    made (verify_record.Record keeps millions of them small); None: plain dicts."""
     options = options or {}
+    pack = pack or (lambda record: record)
     if isinstance(outcomes, list):
         outcomes = {o["id"]: o for o in outcomes}
     # A host none of whose sides came back was lost during traffic (its perftest_run
     # returns all its outcomes at once): its tests are "peer lost", not failures of
-    # anyone's HCA, and the report lists it unreachable.
+    # anyone's HCA, and the report lists it unreachable. Known once every test is read:
+    # its tests' records are replaced then.
     came_back = {}
-    for test in tests:
-        if test.get("runnable"):
-            for side in ("client", "server"):
-                came_back[test[side]] = (
-                    came_back.get(test[side]) or f"{test['id']}/{side}" in outcomes
-                )
-    lost = {host for host, back in came_back.items() if not back}
     records = []
     for test in tests:
         record = {k: test.get(k) for k in RECORD_KEYS}
@@ -87,22 +103,11 @@ def judge(tests, outcomes, duration=None, options=None):
             error=test.get("error"),
             ran=bool(test.get("runnable")),
         )
-        gone = [h for h in (test["server"], test["client"]) if h in lost]
-        if test.get("runnable") and gone:
-            record.update(
-                error=f"peer lost: {' and '.join(gone)} {'was' if len(gone) == 1 else 'were'} "
-                "lost during traffic",
-                outcome="peer lost",
-                lost=gone,
-                rows=[],
-                mtu=None,
-                deltas={},
-            )
-            records.append(record)
-            continue
         if test.get("runnable"):
             client = outcomes.get(f"{test['id']}/client")
             server = outcomes.get(f"{test['id']}/server")
+            for side, outcome in (("client", client), ("server", server)):
+                came_back[test[side]] = came_back.get(test[side]) or outcome is not None
             errors = []
             if client is None:
                 errors.append(f"client {test['client']}: no result (host failed or unreachable?)")
@@ -161,7 +166,13 @@ def judge(tests, outcomes, duration=None, options=None):
         record["outcome"] = "passed" if record["passed"] else "failed"
         if test.get("not_run"):
             record["outcome"] = "not run"
-        records.append(record)
+        records.append(pack(record))
+    lost = {host for host, back in came_back.items() if not back}
+    if lost:
+        for n, record in enumerate(records):
+            gone = [h for h in (record["server"], record["client"]) if h in lost]
+            if record["ran"] and gone:
+                records[n] = pack(_peer_lost(record, gone))
     return records
 
 

@@ -39,6 +39,9 @@ rail patterns, verdicts), verify_fabric (expected rates, firmware checks), verif
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import combinations
+
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import (
     MODES,
     full_round_count,
@@ -195,6 +198,48 @@ def _side_argv(options, rail, port, peer_address=None):
     return argv
 
 
+def _port_span(options, slots):
+    """rdma_verify_port_span, refused below two rounds' worth of `slots` rails."""
+    span = options.get("port_span") or 1000
+    if span < 2 * slots:
+        # Round r's ports are base + (r * slots + rail) % span: below two rounds' worth,
+        # consecutive rounds reuse ports, and a client can reach a server still in the
+        # previous round.
+        raise ValueError(
+            f"rdma_verify_port_span is {span} but {slots} rails need at least {2 * slots} "
+            "ports (two rounds' worth), or consecutive rounds share ports"
+        )
+    return span
+
+
+def main_count(hosts, health, options, rails_expect, mode="full", rounds=2):
+    """{tests, rounds} of the main schedule as plan() would make it, counted without
+    planning it (the fabric step's figures; a plan of 1,024 x 8 full is 4.2 million
+    tests): a pair has a test per rail either host has (one when neither has any). In
+    full mode every two hosts meet once (twice when two_way), so hosts with the same
+    rails are counted as a group; quick mode's few rounds are walked. Refuses a port
+    span as plan() would."""
+    count = len(hosts)
+    if count < 2:
+        return {"tests": 0, "rounds": 0}
+    both = two_way(count, mode)
+    total = round_count(count, mode, rounds) * (2 if both else 1)
+    rails = {h: frozenset(rails_of(health.get(h))) for h in hosts}
+
+    def per_pair(a, b):
+        return max(1, len(a | b))
+
+    if mode == "full":
+        groups = Counter(rails.values())
+        met = [(a, a, n * (n - 1) // 2) for a, n in groups.items() if n > 1]
+        met += [(a, b, groups[a] * groups[b]) for a, b in combinations(groups, 2)]
+        met = [(a, b, times * (2 if both else 1)) for a, b, times in met]
+    else:
+        met = [(rails[s], rails[c], 1) for _r, s, c in all_pairs(hosts, mode, rounds)]
+    _port_span(options, max([len(rails_expect or {})] + [per_pair(a, b) for a, b, _n in met]))
+    return {"tests": sum(per_pair(a, b) * times for a, b, times in met), "rounds": total}
+
+
 def pair_tests(phase, round_, server, client, health, options, rails_expect, only=None):
     """The tests of one pair in one round: one per rail of either host (or of `only`)."""
     s_rails, c_rails = rails_of(health.get(server)), rails_of(health.get(client))
@@ -207,15 +252,7 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
         names = sorted(union, key=natural_key)
     names = names or ["-"]
     slots = max(len(fabric), len(names))
-    span = options.get("port_span") or 1000
-    if span < 2 * slots:
-        # Round r's ports are base + (r * slots + rail) % span: below two rounds' worth,
-        # consecutive rounds reuse ports, and a client can reach a server still in the
-        # previous round.
-        raise ValueError(
-            f"rdma_verify_port_span is {span} but {slots} rails need at least {2 * slots} "
-            "ports (two rounds' worth), or consecutive rounds share ports"
-        )
+    span = _port_span(options, slots)
     tests = []
     for index, name in enumerate(names):
         if only is not None and name not in only:
@@ -337,7 +374,17 @@ def option_errors(options, rails):
 def plan(phase, pairs, health, options, rails_expect):
     """Every test of a phase. pairs: [(round, server, client)] or, for retest/isolate,
     [{round, server, client, rail}] (one rail each)."""
-    tests = []
+    tests = list(iter_plan(phase, pairs, health, options, rails_expect))
+    if len({t["id"] for t in tests}) != len(tests):
+        raise ValueError(f"{phase}: two tests with one id (a host twice in a round?)")
+    return tests
+
+
+def iter_plan(phase, pairs, health, options, rails_expect):
+    """The tests of plan() one at a time, for a step that needs each once (the judge):
+    the phase's tests and their perftest command lines are never all held at once.
+    Unlike plan(), it does not check that ids are unique (the main schedule's pairs are
+    by construction; plan() checks the retest and isolate phases' and each host's own)."""
     options = dict(
         options,
         # the role's own arguments, then rdma_verify_extra_args (every rail)
@@ -348,7 +395,7 @@ def plan(phase, pairs, health, options, rails_expect):
     )
     for pair in pairs:
         if isinstance(pair, dict):
-            tests += pair_tests(
+            yield from pair_tests(
                 phase,
                 pair["round"],
                 pair["server"],
@@ -359,10 +406,7 @@ def plan(phase, pairs, health, options, rails_expect):
                 only={pair["rail"]},
             )
         else:
-            tests += pair_tests(phase, *pair, health, options, rails_expect)
-    if len({t["id"] for t in tests}) != len(tests):
-        raise ValueError(f"{phase}: two tests with one id (a host twice in a round?)")
-    return tests
+            yield from pair_tests(phase, *pair, health, options, rails_expect)
 
 
 def host_sides(host, tests):

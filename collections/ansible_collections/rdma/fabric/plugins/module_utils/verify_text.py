@@ -52,7 +52,8 @@ def brief(doc):
         "summary": doc["summary"],
         "results_file": doc.get("results_file", "results.json"),
         "checks": [c for c in doc["checks"] if not c["ok"]],
-        "pairs": [p for p in doc["pairs"] if p.get("outcome") in ("failed", "flaky")],
+        # As plain dicts: the records may be compact ones (verify_record.Record).
+        "pairs": [dict(p) for p in doc["pairs"] if p.get("outcome") in ("failed", "flaky")],
         "isolation": {"verdicts": (doc.get("isolation") or {}).get("verdicts") or {}},
         "partial_line": verify_scope.partial_line(
             doc["summary"].get("partial"),
@@ -98,7 +99,7 @@ def _head(doc):
     if name != "results.json":
         out.append(
             f"Every test is in {name} (gzip-compressed JSON: more than 200,000 tests; "
-            f"`zcat {name} | jq .summary`)."
+            f"`zcat {name} | jq .summary`), and in junit.xml.gz (gzip-compressed too)."
         )
     return out
 
@@ -253,53 +254,67 @@ def markdown(doc, cabling_rows=None):
 
 def junit(doc):
     """junit.xml: a health suite (one case per check) and a perftest suite (one per test)."""
+    return "".join(junit_lines(doc))
+
+
+def junit_lines(doc):
+    """junit.xml line by line (each with its newline), for a writer that never holds the
+    whole text: it is about 190 bytes a test, 0.8 GB at 1,024 x 8 full."""
     checks, pairs = doc["checks"], doc["pairs"]
     checks_failed = sum(1 for c in checks if not c["ok"])
     pairs_failed = sum(1 for p in pairs if p.get("outcome") == "failed")
     skipped_checks = sum(1 for c in checks if c.get("skipped"))
     not_run = sum(1 for p in pairs if p.get("outcome") == "not run")
     stamp = quoteattr(_s(doc["generated_utc"]))
-    out = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
+    yield '<?xml version="1.0" encoding="UTF-8"?>\n'
+    yield (
         f'<testsuites name="rdma_verify" tests="{len(checks) + len(pairs)}" '
-        f'failures="{checks_failed + pairs_failed}">',
+        f'failures="{checks_failed + pairs_failed}">\n'
+    )
+    yield (
         f'  <testsuite name="health" tests="{len(checks)}" failures="{checks_failed}" '
-        f'skipped="{skipped_checks}" timestamp={stamp}>',
-    ]
+        f'skipped="{skipped_checks}" timestamp={stamp}>\n'
+    )
     for c in checks:
-        name = c["check"] + (f" {_where(c)}" if c.get("device") else "")
-        detail = quoteattr(_s(c["detail"]))
-        out.append(
-            f"    <testcase classname={quoteattr('health.' + _s(c['host']))} "
-            f"name={quoteattr(name)}>"
-        )
-        if not c["ok"]:
-            out.append(f"      <failure message={detail}/>")
-        elif c.get("skipped"):
-            out.append(f"      <skipped message={detail}/>")
-        out += [f"      <system-out>{escape(_s(c['detail']))}</system-out>", "    </testcase>"]
-    out += [
-        "  </testsuite>",
+        yield "".join(f"{line}\n" for line in _junit_check(c))
+    yield "  </testsuite>\n"
+    yield (
         f'  <testsuite name="perftest" tests="{len(pairs)}" failures="{pairs_failed}" '
-        f'skipped="{not_run}" timestamp={stamp}>',
-    ]
+        f'skipped="{not_run}" timestamp={stamp}>\n'
+    )
     for p in pairs:
-        classname = quoteattr(f"perftest.{p['phase']}.{p['kind']}.{p['rail']}")
-        name = quoteattr(f"{p['server']} <- {p['client']} rail {p['rail']}")
-        out.append(f"    <testcase classname={classname} name={name}>")
-        if p.get("outcome") == "failed":
-            out.append(f"      <failure message={quoteattr(p.get('error') or 'failed')}/>")
-        elif p.get("outcome") == "not run":
-            out.append(f"      <skipped message={quoteattr(p.get('error') or 'not run')}/>")
-        elif not p.get("passed"):
-            out.append(
-                f"      <system-err>{escape(_s(p.get('outcome')))}: "
-                f"{escape(p.get('error') or '')}</system-err>"
-            )
-        if p["kind"] == "bw":
-            said = f"measured {p.get('measured_gbps')} Gb/s, expected {p.get('expected_gbps')} Gb/s"
-        else:
-            said = f"latency {p.get('latency_us')} us"
-        out += [f"      <system-out>{escape(said)}</system-out>", "    </testcase>"]
-    out += ["  </testsuite>", "</testsuites>"]
-    return "\n".join(out) + "\n"
+        yield "".join(f"{line}\n" for line in _junit_test(p))
+    yield "  </testsuite>\n</testsuites>\n"
+
+
+def _junit_check(c):
+    name = c["check"] + (f" {_where(c)}" if c.get("device") else "")
+    detail = quoteattr(_s(c["detail"]))
+    out = [
+        f"    <testcase classname={quoteattr('health.' + _s(c['host']))} name={quoteattr(name)}>"
+    ]
+    if not c["ok"]:
+        out.append(f"      <failure message={detail}/>")
+    elif c.get("skipped"):
+        out.append(f"      <skipped message={detail}/>")
+    return out + [f"      <system-out>{escape(_s(c['detail']))}</system-out>", "    </testcase>"]
+
+
+def _junit_test(p):
+    classname = quoteattr(f"perftest.{p['phase']}.{p['kind']}.{p['rail']}")
+    name = quoteattr(f"{p['server']} <- {p['client']} rail {p['rail']}")
+    out = [f"    <testcase classname={classname} name={name}>"]
+    if p.get("outcome") == "failed":
+        out.append(f"      <failure message={quoteattr(p.get('error') or 'failed')}/>")
+    elif p.get("outcome") == "not run":
+        out.append(f"      <skipped message={quoteattr(p.get('error') or 'not run')}/>")
+    elif not p.get("passed"):
+        out.append(
+            f"      <system-err>{escape(_s(p.get('outcome')))}: "
+            f"{escape(p.get('error') or '')}</system-err>"
+        )
+    if p["kind"] == "bw":
+        said = f"measured {p.get('measured_gbps')} Gb/s, expected {p.get('expected_gbps')} Gb/s"
+    else:
+        said = f"latency {p.get('latency_us')} us"
+    return out + [f"      <system-out>{escape(said)}</system-out>", "    </testcase>"]
