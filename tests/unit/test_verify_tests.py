@@ -407,6 +407,52 @@ def test_a_port_that_is_down_is_named_without_retests():
     )
 
 
+def test_a_port_that_died_in_the_last_round_is_named_not_its_partner():
+    """lab3's port read DOWN at the start of its last round (perftest_run did not run its
+    side there: port_down) and stayed down through the retest: one failed test, lab3
+    against one partner, would tie them; the DOWN reading names lab3 without isolate
+    tests, and its partner is not suspect."""
+    names, health = fabric_of(4, rails=1)
+    expect = vfabric.fabric(health)["rails"]
+    tests = vplan.plan("main", vplan.all_pairs(names), health, LAB, expect)
+    last = max(t["round"] for t in tests if "lab3" in (t["server"], t["client"]))
+
+    def dies(t):
+        return "lab3" in (t["server"], t["client"]) and t["round"] == last
+
+    def sides(test):
+        if not dies(test) and test["phase"] == "main":
+            return ok(test)
+        mine, peer = ("client", "server") if test["client"] == "lab3" else ("server", "client")
+        down = {
+            "id": f"{test['id']}/{mine}",
+            "rc": None,
+            "result": {},
+            "port_down": True,
+            "error": f"not run: mlx5_0 port 1 is DOWN on this host (since round {last})",
+        }
+        return [
+            down,
+            outcome(f"{test['id']}/{peer}", "ib_write_bw_rxe_lab_error_port_down_client", rc=1),
+        ]
+
+    main = vjudge.judge(tests, [o for t in tests for o in sides(t)], 3)
+    [failed] = [r for r in main if r["outcome"] == "failed"]
+    assert failed["port_down"] == ["lab3"]
+    retest_tests = vplan.plan("retest", vjudge.retest_pairs(main, health), health, LAB, expect)
+    retest = vjudge.judge(retest_tests, [o for t in retest_tests for o in sides(t)], 3)
+    vjudge.merge_retests(main, retest)
+    isolate = viso.isolation(main, health, LAB)
+    assert isolate["suspects"] == ["lab3 mlx5_0"] and isolate["pairs"] == [], isolate
+    [verdict] = viso.verdicts(isolate, main + retest, health, LAB).values()
+    assert verdict["bad"] is True
+    assert verdict["verdict"] == (
+        "lab3 rail mlx5_0 (mlx5_0): bad, not retested: its port went DOWN during the run "
+        "(see its tests)"
+    )
+    assert all("port_down" not in r for r in main if r is not failed)
+
+
 def test_a_port_that_is_down_is_not_tested():
     """Its tests cannot pass, and run, each partner waited for it until the round's
     deadline on the grid (the lab's fault run: two servers killed minutes late)."""

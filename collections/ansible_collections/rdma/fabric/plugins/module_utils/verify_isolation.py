@@ -153,6 +153,8 @@ def isolation(records, health, options):
                 untestable[key] = (rail or {}).get("missing") or "no RDMA port for this rail"
             elif rail.get("active") is False:
                 untestable[key] = "its port is not ACTIVE/LinkUp (see its port state check)"
+            elif host in (r.get("port_down") or ()):
+                untestable[key] = "its port went DOWN during the run (see its tests)"
             for direction in _directions(r, options).get(host, ()):
                 by_dir.setdefault(key, {}).setdefault(direction, [0, 0])[final_pass] += 1
             if final_pass:

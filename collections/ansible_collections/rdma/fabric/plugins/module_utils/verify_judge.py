@@ -129,6 +129,15 @@ def judge(tests, outcomes, duration=None, options=None, pack=None):
                     options,
                     bits,
                 )
+            # A side not run because its own port read DOWN (perftest_run) names its host:
+            # isolation blames that host's port, not the partner that waited for it.
+            down = [
+                test[side]
+                for side, o in (("server", server), ("client", client))
+                if (o or {}).get("port_down")
+            ]
+            if down:
+                record["port_down"] = down
             record["rows"] = result.get("rows") or []
             record["mtu"] = result.get("mtu")
             record["deltas"] = {
