@@ -99,7 +99,8 @@ def _head(doc):
     if name != "results.json":
         out.append(
             f"Every test is in {name} (gzip-compressed JSON: more than 200,000 tests; "
-            f"`zcat {name} | jq .summary`), and in junit.xml.gz (gzip-compressed too)."
+            f"`zcat {name} | jq .summary`), and in junit.xml.gz (gzip-compressed too: "
+            "CI tools read junit.xml, `zcat junit.xml.gz > junit.xml` first)."
         )
     return out
 
