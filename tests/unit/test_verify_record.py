@@ -174,8 +174,8 @@ def test_junit_is_compressed_above_the_results_threshold(tmp_path, monkeypatch):
     # report.md says so where it names results.json.gz.
     doc["results_file"] = "results.json.gz"
     assert (
-        "and in junit.xml.gz (gzip-compressed too: CI tools read junit.xml, `zcat junit.xml.gz > junit.xml` first)"
-        in verify_text.markdown(doc)
+        "and in junit.xml.gz (gzip-compressed too: CI tools read junit.xml, "
+        "`zcat junit.xml.gz > junit.xml` first)" in verify_text.markdown(doc)
     )
 
 
