@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -178,6 +179,36 @@ def test_a_file_cut_short_gives_the_outcomes_before_the_cut_and_no_more(tmp_path
     read = [reader.get(o["id"]) for o in outcomes]
     cut = read.index(None)
     assert 0 < cut < 3000 and read[:cut] == outcomes[:cut] and set(read[cut:]) == {None}
+
+
+def _side_outcome(n):
+    row = {"bytes": 65536, "iterations": 35000 + n % 977, "bw_average_gbps": 380 + n % 97 / 10}
+    deltas = {"rx_prio3_pause": n * 7919 % 100_000}
+    return {
+        "id": f"main/{n}/a/b/mlx5_{n % 8}/server",
+        "rc": 0,
+        "result": {"ok": True, "rows": [row]},
+        "deltas": deltas,
+    }
+
+
+def test_the_judge_holds_a_bounded_piece_of_each_hosts_file(tmp_path):
+    """Between two of a host's sides the judge holds its reader: the inflater, at most a
+    piece of text and no outcome read past, about 70 kB, whatever the file's size (here a
+    host's 8,184 sides at 1,024 x 8 full; their results in hostvars were ~8.8 MB a host)."""
+    outcomes = [_side_outcome(n) for n in range(8184)]
+    path = str(tmp_path / "host.jsonl.gz")
+    summary = voutcomes.write_outcomes(path, outcomes)
+    tracemalloc.start()
+    try:
+        files = voutcomes.OutcomeFiles({"host": (path, summary)})
+        first = files("host", outcomes[0]["id"])
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert first == outcomes[0] and files.ahead() == 0
+    assert held < 100_000, held
+    assert [files("host", o["id"]) for o in outcomes[1:]] == outcomes[1:]
 
 
 def test_the_judge_step_judges_the_fetched_files_not_hostvars(tmp_path):

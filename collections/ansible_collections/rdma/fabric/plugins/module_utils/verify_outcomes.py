@@ -20,15 +20,15 @@ import os
 import zlib
 
 # Compressed bytes read from a file at once, and the most text one read inflates to.
-CHUNK = 16384
-TEXT = 65536
+CHUNK = 8192
+TEXT = 16384
 
 
 def file_sha1(path):
     """The file's SHA-1 (Ansible's checksum, which fetch checks), read in chunks."""
     digest = hashlib.sha1()  # noqa: S324 - a checksum as Ansible's, not a signature
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
+        for block in iter(lambda: handle.read(1 << 16), b""):
             digest.update(block)
     return digest.hexdigest()
 
