@@ -211,10 +211,10 @@ def test_the_judge_holds_a_bounded_piece_of_each_hosts_file(tmp_path):
     assert [files("host", o["id"]) for o in outcomes[1:]] == outcomes[1:]
 
 
-def test_the_judge_step_judges_the_fetched_files_not_hostvars(tmp_path):
-    """verify_step's judge: each host's summary (its schedule's result, sync or async) in
-    hostvars, its outcomes in the file fetched to the run directory; the files are removed
-    once judged (the records keep what was judged)."""
+def _judge_step(tmp_path, fetched_not=()):
+    """verify_step's judge of a main phase on 4 hosts x 2 rails, each host's summary (its
+    schedule's result, sync or async) in hostvars and its file fetched to the run
+    directory, but for the hosts in fetched_not: (its output, its records)."""
     names, health, expect = _fabric(4)
     run_dir = tmp_path / "run"
     args = {
@@ -234,13 +234,29 @@ def test_the_judge_step_judges_the_fetched_files_not_hostvars(tmp_path):
         path, summary = written[host]
         fetched = verify_step.outcomes_file(str(run_dir), "main", host)
         os.makedirs(os.path.dirname(fetched), exist_ok=True)
-        shutil.copy(path, fetched)
+        if host not in fetched_not:
+            shutil.copy(path, fetched)
         result = {"tests": [], "outcomes": summary}
         registered = ("__rdma_verify_sync", "__rdma_verify_waited")[n % 2]
         hostvars[host] = {"__rdma_verify_health": health[host], registered: result}
     action = verify_step.ActionModule.__new__(verify_step.ActionModule)
     out = action._judge(args, {"hostvars": hostvars}, names)
-    assert out["tests"] == len(tests) and out["tests_failed"] == 0, out
-    records = [json.loads(line) for line in (run_dir / "main.jsonl").read_text().splitlines()]
-    assert {r["outcome"] for r in records} == {"passed"}
+    # The files are removed once judged (the records keep what was judged).
     assert not (run_dir / "outcomes-main").exists()
+    lines = (run_dir / "main.jsonl").read_text().splitlines()
+    return out, [json.loads(line) for line in lines]
+
+
+def test_the_judge_step_judges_the_fetched_files_not_hostvars(tmp_path):
+    out, records = _judge_step(tmp_path)
+    assert out["tests"] == len(records) == 24 and out["tests_failed"] == 0, out
+    assert {r["outcome"] for r in records} == {"passed"}
+
+
+def test_the_judge_step_takes_a_host_whose_file_was_not_fetched_as_lost(tmp_path):
+    """Its tests are "peer lost", never retested nor isolated (its HCAs are not judged)."""
+    out, records = _judge_step(tmp_path, fetched_not={"lab2"})
+    lost = [r for r in records if "lab2" in (r["server"], r["client"])]
+    assert len(lost) == 12 and {r["outcome"] for r in lost} == {"peer lost"}
+    assert all(r["lost"] == ["lab2"] for r in lost)
+    assert out["next_phase"] is None and out["suspects"] == [], out
