@@ -12,7 +12,8 @@ machine the wall time follows the load, the CPU time is the work.
    isolation, the report document, the results file and report.html, report.md and
    junit.xml written by the report step's writers; each in a child process, whose peak
    RSS is the run's. Then 1,024 x 8 full extrapolated from the 128 and 256 runs.
-   One host's share of a 1,024 x 8 full run (its plan file, its outcomes in hostvars).
+   One host's share of a 128 x 8 full run, per side for 1,024 x 8 full: its plan file,
+   its outcomes as they were in hostvars and as the file the judge reads now.
    The role adds a fixed number of Ansible tasks per phase (plan, run, wait, judge),
    not per round.
 3. Orchestration overhead in the Soft-RoCE lab: verify wall time / (rounds x per-test
@@ -34,7 +35,9 @@ import re
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,6 +53,10 @@ from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric a
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan  # noqa: E402
 from ansible_collections.rdma.fabric.plugins.module_utils.pair_rounds import (  # noqa: E402
     pair_rounds,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils.verify_outcomes import (  # noqa: E402
+    HostOutcomes,
+    write_outcomes,
 )
 from ansible_collections.rdma.fabric.plugins.modules import perftest_run  # noqa: E402
 from verify_synthetic import OPTIONS, healths  # noqa: E402
@@ -142,9 +149,33 @@ def extrapolate(small: dict, large: dict, count: int = 1024, rails: int = 8) -> 
     )
 
 
-def bench_hostvars(count: int = 1024, rails: int = 8) -> None:
-    """What one host keeps in hostvars in a full run of count x rails: its plan goes to a
-    controller file (bytes on disk, read by the run task), its outcomes are registered."""
+def _held(make):
+    """(what make() returns, Python's allocations that stay for it)."""
+    tracemalloc.start()
+    try:
+        kept = make()
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return kept, held
+
+
+def _reading(path, outcomes):
+    """One host's outcomes file as the judge holds it between two of its sides."""
+    reader = HostOutcomes(path)
+    for outcome in outcomes[:3]:
+        reader.get(outcome["id"])
+    return reader
+
+
+def bench_hostvars(count: int = 128, rails: int = 8) -> None:
+    """One host's share of a full run of count x rails: its plan goes to a controller file
+    (bytes on disk, read by the run task); its schedule's outcomes were its registered
+    result, kept in hostvars, and are now a file fetched to the run directory, the
+    result a summary. Bytes as JSON, and Python's allocations holding them parsed (as
+    hostvars hold a registered result); then what the judge holds of a host's file while
+    it reads it. Per side, so 1,024 x 8 full's 8,184 sides a host is count x 8's times
+    8,184 / its sides."""
     health = healths(count, rails)
     hosts = list(health)
     fabric = vfabric.fabric(health)
@@ -155,18 +186,27 @@ def bench_hostvars(count: int = 1024, rails: int = 8) -> None:
     )
     sides = vplan.host_sides(me, tests)
     cpu = time.process_time() - start
-    row = {"bytes": 65536, "iterations": 1000, "bw_peak_gbps": 0.0, "bw_average_gbps": 390.0}
-    deltas = {"rx_prio3_pause": 12345, "tx_prio3_pause": 23456}
-    outcomes = [
-        perftest_run._compact(
-            {"id": s["id"], "rc": 0, "result": {"ok": True, "rows": [row]}, "deltas": deltas}
-        )
-        for s in sides
-    ]
+    # Rates, iterations and counters differing per side, as real ones do.
+    made = verify_synthetic.Outcomes()
+    outcomes = [perftest_run._compact(dict(made[s["id"]], id=s["id"], rc=0)) for s in sides]
+    before = json.dumps({"changed": False, "tests": outcomes, "listening": []})
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, f"{me}.jsonl.gz")
+        summary = write_outcomes(path, outcomes)
+        after = json.dumps({"changed": False, "tests": [], "outcomes": summary, "listening": []})
+        _reader, reading = _held(lambda: _reading(path, outcomes))
+    _parsed, before_held = _held(lambda: json.loads(before))
+    _parsed, after_held = _held(lambda: json.loads(after))
+    scale = 1023 * rails / len(sides)  # to 1,024 x 8 full's sides a host
     print(
         f"one host of {count} x {rails} full: {len(sides)} sides, plan {cpu:.2f} s CPU, "
-        f"plan file {len(json.dumps(sides)) / 1e6:.1f} MB (not in hostvars), outcomes in "
-        f"hostvars {len(json.dumps(outcomes)) / 1e6:.1f} MB"
+        f"plan file {len(json.dumps(sides)) / 1e6:.2f} MB (not in hostvars); its outcomes "
+        f"in hostvars before: {len(before) / 1e6:.2f} MB as JSON, {before_held / 1e6:.2f} MB "
+        f"held ({before_held / len(sides):.0f} B a side; x {scale:.2f} at 1,024 x 8 full: "
+        f"{before_held * scale / 1e6:.1f} MB a host); now the summary {len(after)} B as JSON, "
+        f"{after_held} B held, the file {summary['bytes'] / 1e3:.0f} kB fetched "
+        f"({summary['bytes'] / len(sides):.0f} B a side; {summary['bytes'] * scale / 1e3:.0f} kB "
+        f"at 1,024 x 8 full), the judge holds {reading / 1e3:.0f} kB a host while reading it"
     )
 
 

@@ -299,6 +299,14 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     grid = "rdma_verify : Set the start of the round grid"
     assert any(n.startswith(grid) for n in tasks_run(proc)), output
     assert not list(latest.resolve().glob("plan-*")), list(latest.resolve().iterdir())
+    # The outcomes came back as files, one per host and phase (not in hostvars), fetched
+    # to the run directory and removed there once judged.
+    assert any(n.startswith("rdma_verify : Fetch this host's outcomes") for n in tasks_run(proc))
+    assert not list(latest.resolve().glob("outcomes-*")), list(latest.resolve().iterdir())
+    # The hosts' files stay in their state directory until the next phase's or run's
+    # schedule: this run's last phase's.
+    kept = list(Path(verify_ports["rdma_verify_state_dir"]).glob("outcomes-*.jsonl.gz"))
+    assert kept and all(f"-{latest.resolve().name}-lab" in p.name for p in kept), kept
 
 
 def test_a_limited_run_is_verified_and_reported_partial(run_playbook, tmp_path, verify_ports):

@@ -3,9 +3,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """rdma_verify's planning and judging, on the controller (see modules/verify_step.py).
 
-Nothing big goes through Ansible variables: each host's plan step returns only its own
-sides; judged records are written to the run directory and read back by the report
-step. Host health is read from hostvars (``__rdma_verify_health``, set per host).
+Nothing big goes through Ansible variables: each host's plan step writes its own sides
+to a file its run task reads; each host's outcomes come back as a file fetched to the
+run directory (the schedule returns only its summary), read forward by the judge;
+judged records are written to the run directory and read back by the report step.
+Host health is read from hostvars (``__rdma_verify_health``, set per host).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Mapping
 from contextlib import contextmanager
 
 from ansible import context
@@ -31,11 +32,13 @@ from ansible_collections.rdma.fabric.plugins.module_utils import (
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_fabric as vfabric
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_isolation as viso
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_judge as vjudge
+from ansible_collections.rdma.fabric.plugins.module_utils import verify_outcomes as voutcomes
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_plan as vplan
 from ansible_collections.rdma.fabric.plugins.module_utils import verify_record as vrecord
 
 HEALTH_VAR = "__rdma_verify_health"
-# The schedule's result: the synchronous call's, or the async job's once finished.
+# The schedule's result (its outcomes file's summary): the synchronous call's, or the
+# async job's once finished.
 OUTCOME_VARS = ("__rdma_verify_sync", "__rdma_verify_waited")
 STEPS = ("fabric", "plan", "start", "judge", "report")
 
@@ -141,6 +144,12 @@ def write_reports(run_dir, results, cabling=None):
 
 def write_results(run_dir, results):
     return _dump(os.path.join(run_dir, results["results_file"]), results)
+
+
+def outcomes_file(run_dir, phase, host):
+    """Where a host's outcomes file of a phase is fetched to on the controller (absolute:
+    fetch would resolve a relative one from the playbook's directory)."""
+    return os.path.abspath(os.path.join(run_dir, f"outcomes-{phase}", f"{host}.jsonl.gz"))
 
 
 def _use_async(mode, count):
@@ -272,13 +281,18 @@ class ActionModule(ActionBase):
     @staticmethod
     def _plan_file(args, host, sides):
         """A host's sides (megabytes at 1,024 hosts x 8 rails full) go to a controller
-        file the run task reads, not into hostvars; without run_dir, into the result."""
+        file the run task reads, not into hostvars; without run_dir, into the result.
+        outcomes_file: where the host's outcomes file is fetched to."""
         if not args.get("run_dir"):
             return {"sides": sides, "sides_count": len(sides)}
         # Absolute: lookup('file') searches a relative path in the role and playbook
         # directories, not where the run directory is.
         folder = os.path.abspath(os.path.join(args["run_dir"], f"plan-{args['phase']}"))
-        return {"plan_file": _write(folder, host, sides), "sides_count": len(sides)}
+        return {
+            "plan_file": _write(folder, host, sides),
+            "sides_count": len(sides),
+            "outcomes_file": outcomes_file(args["run_dir"], args["phase"], host),
+        }
 
     def _fabric(self, args, task_vars, hosts):
         live = [h for h in hosts if _host_var(task_vars, h, HEALTH_VAR)]
@@ -302,8 +316,17 @@ class ActionModule(ActionBase):
             return dict(out, failed=True, msg="rdma_verify: " + "; ".join(out["same_machine"]))
         return out
 
-    def _outcomes(self, task_vars, hosts):
-        return _Outcomes(task_vars, hosts)
+    def _outcomes(self, args, task_vars, hosts):
+        """The hosts' outcomes files fetched to the run directory, each checked against
+        the summary its schedule returned (a host without one did not come back)."""
+        files = {}
+        for host in hosts:
+            summary = None
+            for name in OUTCOME_VARS:
+                done = _host_var(task_vars, host, name) or {}
+                summary = summary or _plain(done.get("outcomes") or {}) or None
+            files[host] = (outcomes_file(args["run_dir"], args["phase"], host), summary)
+        return voutcomes.OutcomeFiles(files)
 
     def _judge(self, args, task_vars, hosts):
         phase, run_dir = args["phase"], args["run_dir"]
@@ -311,14 +334,16 @@ class ActionModule(ActionBase):
         options = _plain(args["options"])
         records = vjudge.judge(
             self._plan(args, hosts, health, lazy=True),
-            self._outcomes(task_vars, hosts),
+            self._outcomes(args, task_vars, hosts),
             options.get("duration"),
             options,
             pack=vrecord.Record,
         )
         _write_records(run_dir, phase, records)
-        # The hosts' plan files were read by their run tasks.
-        shutil.rmtree(os.path.join(run_dir, f"plan-{phase}"), ignore_errors=True)
+        # The hosts' plan files were read by their run tasks, their outcomes are judged
+        # (the records keep what was judged).
+        for folder in (f"plan-{phase}", f"outcomes-{phase}"):
+            shutil.rmtree(os.path.join(run_dir, folder), ignore_errors=True)
         out = {
             "tests": len(records),
             "tests_failed": sum(not r["passed"] for r in records),
@@ -398,26 +423,3 @@ class _LazyHealth(dict):
         if host not in self:
             return default
         return self[host]
-
-
-class _Outcomes(Mapping):
-    """{side id: outcome} over the hosts' registered results (perftest_run's), each read
-    as plain data when the judge asks for it: the results stay where Ansible holds them,
-    not copied whole (millions of sides at 1,024 x 8 full)."""
-
-    def __init__(self, task_vars, hosts):
-        self._index = {}
-        for host in hosts:
-            for name in OUTCOME_VARS:
-                done = _host_var(task_vars, host, name) or {}
-                for outcome in done.get("tests") or []:
-                    self._index[outcome["id"]] = outcome
-
-    def __getitem__(self, side_id):
-        return _plain(self._index[side_id])
-
-    def __iter__(self):
-        return iter(self._index)
-
-    def __len__(self):
-        return len(self._index)

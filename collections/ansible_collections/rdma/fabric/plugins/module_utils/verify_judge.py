@@ -78,16 +78,26 @@ def _peer_lost(record, gone):
     return out
 
 
+def _lookup(outcomes):
+    """(host, side id) -> outcome or None, from any form judge() takes."""
+    if callable(outcomes):
+        return outcomes
+    if isinstance(outcomes, list):
+        outcomes = {o["id"]: o for o in outcomes}
+    return lambda _host, side_id: outcomes.get(side_id)
+
+
 @gc_paused()
 def judge(tests, outcomes, duration=None, options=None, pack=None):
     """Planned tests (a list, or any iterable: each is read once) + perftest_run outcomes
-    ({id: outcome}, any mapping, or a list) -> records. options: counter_limits and
-    max_ber (the counters' judge, delta_errors). pack: applied to each record as it is
-    made (verify_record.Record keeps millions of them small); None: plain dicts."""
+    -> records. outcomes: {id: outcome} (any mapping), a list, or a call (host, side id)
+    -> outcome or None (verify_outcomes.OutcomeFiles: the hosts' files, each read forward
+    as the tests ask). options: counter_limits and max_ber (the counters' judge,
+    delta_errors). pack: applied to each record as it is made (verify_record.Record keeps
+    millions of them small); None: plain dicts."""
     options = options or {}
     pack = pack or (lambda record: record)
-    if isinstance(outcomes, list):
-        outcomes = {o["id"]: o for o in outcomes}
+    side_outcome = _lookup(outcomes)
     # A host none of whose sides came back was lost during traffic (its perftest_run
     # returns all its outcomes at once): its tests are "peer lost", not failures of
     # anyone's HCA, and the report lists it unreachable. Known once every test is read:
@@ -104,8 +114,8 @@ def judge(tests, outcomes, duration=None, options=None, pack=None):
             ran=bool(test.get("runnable")),
         )
         if test.get("runnable"):
-            client = outcomes.get(f"{test['id']}/client")
-            server = outcomes.get(f"{test['id']}/server")
+            client = side_outcome(test["client"], f"{test['id']}/client")
+            server = side_outcome(test["server"], f"{test['id']}/server")
             for side, outcome in (("client", client), ("server", server)):
                 came_back[test[side]] = came_back.get(test[side]) or outcome is not None
             errors = []

@@ -138,6 +138,15 @@ options:
         last rounds from it after the job's end); the next run's schedule removes the
         C(progress-*.json) files of earlier runs in O(state_dir).
     type: path
+  outcomes_file:
+    description:
+      - For C(action=schedule), write the outcomes there (gzip, one JSON object a line,
+        in the order of O(tests)) and return only their summary, RV(outcomes), instead of
+        RV(tests). At 1,024 hosts x 8 rails full a host has 8,184 sides, megabytes that
+        would stay in the controller's memory as the registered result. Fetch the file
+        (M(ansible.builtin.fetch)). The next run's schedule removes the
+        C(outcomes-*.jsonl.gz) files of earlier runs in O(state_dir).
+    type: path
 extends_documentation_fragment:
   - rdma.fabric.attributes
 attributes:
@@ -173,7 +182,8 @@ EXAMPLES = r"""
 RETURN = r"""
 tests:
   description:
-    - One entry per test, in the order given.
+    - One entry per test, in the order given; empty with O(outcomes_file) (they are in
+      the file).
     - C(port_down) is true on a side that was not run because its port read DOWN at its
       round's start (C(action=schedule)).
   returned: always
@@ -190,6 +200,12 @@ tests:
       stderr: ""
       result: {ok: true, rows: [{bytes: 65536, bw_average_gbps: 0.0867}]}
       deltas: {port_rcv_errors: 2}
+outcomes:
+  description: With O(outcomes_file), the file's summary (the tests' outcomes are in it).
+  returned: with O(outcomes_file)
+  type: dict
+  sample: {path: /run/rdma-fabric-perftest/outcomes-main-lab1.jsonl.gz, bytes: 20480,
+           sha1: 3f786850e387550fdab836ed7e6dc881de23001b, count: 8184, failed: 0}
 listening:
   description: For C(action=start), the ports whose server listens.
   returned: always
@@ -217,6 +233,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     saturated_counters,
     split_numbered,
 )
+from ansible_collections.rdma.fabric.plugins.module_utils.verify_outcomes import write_outcomes
 
 TCP_LISTEN = "0A"
 
@@ -599,9 +616,9 @@ def _stop_earlier_run(state_dir, run):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         for name in sorted(os.listdir(state_dir)):
-            if name.startswith("progress-") and name.endswith(".json"):
-                # An earlier run's progress: kept after its schedule ended, so that
-                # verify_wait could read its last rounds.
+            if name.startswith(("progress-", "outcomes-")) and name.endswith((".json", ".gz")):
+                # An earlier run's progress (kept after its schedule ended, so that
+                # verify_wait could read its last rounds) and outcomes (fetched).
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(state_dir, name))
                 continue
@@ -754,6 +771,7 @@ def main():
             "controller_time": {"type": "float"},
             "round_seconds": {"type": "int"},
             "sysfs_root": {"type": "path", "default": "/"},
+            "outcomes_file": {"type": "path"},
         },
         supports_check_mode=True,
     )
@@ -776,11 +794,15 @@ def main():
     # plan is megabytes, moved for nothing through the worker's queue, the callbacks and
     # an async job's status file (Ansible drops invocation before registering it).
     echoed = {k: v for k, v in module.params.items() if k != "tests"}
+    out = {"tests": results}
+    if action == "schedule" and module.params["outcomes_file"]:
+        # Through a file, not the result (which Ansible keeps in hostvars).
+        out = {"tests": [], "outcomes": write_outcomes(module.params["outcomes_file"], results)}
     module.exit_json(
         changed=False,
-        tests=results,
         listening=listening,
         invocation={"module_args": dict(echoed, tests=f"{len(tests)} tests")},
+        **out,
     )
 
 
