@@ -206,6 +206,24 @@ def test_l3_rail_ports_are_routed_with_the_leaf_address(eos, tls, tmp_path, play
     assert recap(proc, "leaf1")["changed"] == 0
 
 
+def test_l3_rail_ports_get_the_leaf_end_of_each_hosts_127(eos, tls, tmp_path, play):
+    standin = eos()
+    hosts = l3_inventory(
+        tmp_path,
+        {"eos": {"leaf1": eos_host(standin, tls)}},
+        _rails("leaf1", "leaf9", subnet6=True),
+        {"leaf1": {1: "Ethernet1", 2: "Ethernet2"}},
+    )
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    have = lines(standin.running)
+    for port, address in (("Ethernet1", "2001:db8::2/127"), ("Ethernet2", "2001:db8::4/127")):
+        assert (f"interface {port}", f"ipv6 address {address}") in have, port
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    assert recap(proc, "leaf1")["changed"] == 0
+
+
 LLDP_PLAY = """\
 - name: Read the leaves' LLDP tables as verify.yml does
   hosts: switches

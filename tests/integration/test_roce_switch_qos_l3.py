@@ -64,8 +64,12 @@ def l3_inventory(tmp_path, switches, rails, port_maps, extra_vars=None):
     return str(path)
 
 
-def _rails(*leaves):
-    return [dict(rail, leaf=leaf) for rail, leaf in zip(RAILS, leaves, strict=True)]
+def _rails(*leaves, subnet6=False):
+    """The two rails on these leaves; subnet6: each with its own IPv6 /64 too."""
+    return [
+        dict(rail, leaf=leaf, **({"subnet6": f"2001:db8:0:{k}::/64"} if subnet6 else {}))
+        for k, (rail, leaf) in enumerate(zip(RAILS, leaves, strict=True))
+    ]
 
 
 def test_rendered_l3_ports_for_each_os(tmp_path, play):
@@ -193,6 +197,78 @@ def test_sonic_applies_the_interface_rows_then_nothing(sonic, play, tmp_path):
     assert configdb["INTERFACE"]["Ethernet4|10.0.1.4/31"] == {}
     assert configdb["INTERFACE"]["Ethernet0"] == {}
     assert configdb["PORT"]["Ethernet0"]["mtu"] == "4200"
+    proc, out = play(hosts, env=env)
+    assert proc.returncode == 0, out
+    assert recap(proc, "sonic1")["changed"] == 0
+
+
+def test_rendered_ipv6_127_ports_for_each_os(tmp_path, play):
+    out_dir = tmp_path / "rendered"
+    local = {"ansible_connection": "local", "roce_switch_qos_uplinks": []}
+    hosts = l3_inventory(
+        tmp_path,
+        {
+            "cumulus": {"leaf0": {**local, "roce_switch_qos_ports": ["swp1", "swp2"]}},
+            "sonic": {"leaf1": {**local, "roce_switch_qos_ports": ["Ethernet0", "Ethernet4"]}},
+        },
+        _rails("leaf0", "leaf1", subnet6=True),
+        {"leaf0": {1: "swp1", 2: "swp2"}, "leaf1": {1: "Ethernet0", 2: "Ethernet4"}},
+    )
+    args = ("-e", "roce_switch_qos_state=rendered", "-e", f"roce_switch_qos_render_dir={out_dir}")
+    proc, out = play(hosts, *args)
+    assert proc.returncode == 0, out
+    nvue_tree = json.loads((out_dir / "leaf0.json").read_text())
+    assert nvue_tree["interface"]["swp2"]["ip"] == {
+        "address": {"10.0.0.4/31": {}, "2001:db8::4/127": {}}
+    }
+    tables = json.loads((out_dir / "leaf1.json").read_text())
+    assert tables["INTERFACE"]["Ethernet4|2001:db8:0:1::4/127"] == {}
+    assert tables["INTERFACE"]["Ethernet0|2001:db8:0:1::2/127"] == {}
+    proc, out = play(hosts, *args)
+    assert proc.returncode == 0, out
+    assert recap(proc, "leaf0")["changed"] == 0 and recap(proc, "leaf1")["changed"] == 0
+
+
+def test_cumulus_applies_the_ipv6_127_beside_the_31_then_nothing(nvue, tls, tmp_path, play):
+    standin = nvue()
+    hosts = l3_inventory(
+        tmp_path,
+        {"cumulus": {"leaf0": cumulus_host(standin, tls)}},
+        _rails("leaf0", "leaf9", subnet6=True),
+        {"leaf0": {1: "swp1", 2: "swp2"}},
+    )
+    proc, out = play(hosts, "--check", "--diff")
+    assert proc.returncode == 0, out
+    assert "2001:db8::2/127" in out, "--diff shows the IPv6 address"
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    interface = standin.applied["interface"]
+    assert interface["swp1"]["ip"]["address"] == {"10.0.0.2/31": {}, "2001:db8::2/127": {}}
+    assert interface["swp2"]["ip"]["address"] == {"10.0.0.4/31": {}, "2001:db8::4/127": {}}
+    proc, out = play(hosts)
+    assert proc.returncode == 0, out
+    assert recap(proc, "leaf0")["changed"] == 0
+
+
+def test_sonic_applies_the_ipv6_interface_rows_then_nothing(sonic, play, tmp_path):
+    db, env, _hosts = sonic
+    host = {
+        "ansible_connection": "local",
+        "roce_switch_qos_sonic_become": False,
+        "roce_switch_qos_ports": ["Ethernet0", "Ethernet4"],
+        "roce_switch_qos_uplinks": [],
+    }
+    hosts = l3_inventory(
+        tmp_path,
+        {"sonic": {"sonic1": host}},
+        _rails("leaf9", "sonic1", subnet6=True),
+        {"sonic1": {1: "Ethernet0", 2: "Ethernet4"}},
+    )
+    proc, out = play(hosts, env=env)
+    assert proc.returncode == 0, out
+    configdb = json.loads(db.read_text())
+    assert configdb["INTERFACE"]["Ethernet4|2001:db8:0:1::4/127"] == {}
+    assert configdb["INTERFACE"]["Ethernet4|10.0.1.4/31"] == {}
     proc, out = play(hosts, env=env)
     assert proc.returncode == 0, out
     assert recap(proc, "sonic1")["changed"] == 0
