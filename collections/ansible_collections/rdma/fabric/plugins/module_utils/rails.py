@@ -32,7 +32,9 @@ Each host says where it sits, in host_vars or the inventory::
 Addresses: on a shared (L2) rail subnet, host index i gets subnet + i (i from 1 to the
 last usable address). With ``prefix_length: 31`` each host owns the i-th /31 of the
 subnet: the leaf has its even address, the host the odd one (gateway ``peer`` = the
-leaf); with ``prefix_length: 30`` the i-th /30: leaf first usable, host second.
+leaf); with ``prefix_length: 30`` the i-th /30: leaf first usable, host second. IPv6
+follows: on such an L3 rail with ``subnet6`` host index i owns the i-th /127 of subnet6
+(RFC 6164), the leaf the first address, the host the second (gateway ``peer``: the leaf).
 
 P_Keys: ``bind_pkeys`` checks each rail's ``pkeys`` against ib_subnet_manager_partitions
 (an unknown partition is an error naming both variables) and adds ``pkey`` (the child's
