@@ -34,9 +34,13 @@ PREFIX = "40-rdma-rail-"
 def _block_routes(address, prefix_length, subnet, gateway, table):
     """Routes of one rail address (IPv4 or IPv6): its own block and, on an L3 rail (a
     /31, /30 or /127 per host), the rail's subnet via the leaf (also in the main table);
-    a gateway is the table's default."""
+    a gateway is the table's default. An IPv6 route has no scope (the kernel keeps none;
+    systemd-networkd warns "Scope= is specified for IPv6 route. It will be ignored.",
+    src/network/networkd-route.c)."""
     block = ipaddress.ip_interface(f"{address}/{prefix_length}").network
-    routes = [{"to": str(block), "table": table, "scope": "link"}]
+    routes = [{"to": str(block), "table": table}]
+    if block.version == 4:
+        routes[0]["scope"] = "link"
     if gateway and str(block) != subnet:
         routes.append({"to": subnet, "via": gateway, "table": table})
         routes.append({"to": subnet, "via": gateway, "table": None})
