@@ -19,7 +19,7 @@ import sys
 import pytest
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import render
 from role_play import recap
-from test_roce_switch_qos_l3 import _rails, l3_inventory
+from test_roce_switch_qos_l3 import IPV6, _rails, l3_inventory
 from test_roce_switch_qos_role import DEFAULT, STANDINS, inventory, play
 
 sys.path.insert(0, str(STANDINS))
@@ -185,21 +185,23 @@ def test_an_unreachable_switch_fails_naming_the_host(eos, tls, tmp_path, play):
     assert print_config(standin.running) == before and standin.log == []
 
 
-def test_l3_rail_ports_are_routed_with_the_leaf_address(eos, tls, tmp_path, play):
+@IPV6
+def test_l3_rail_ports_are_routed_with_the_leaf_address(eos, tls, tmp_path, play, subnet6):
     standin = eos()
     hosts = l3_inventory(
         tmp_path,
         {"eos": {"leaf1": eos_host(standin, tls)}},
-        _rails("leaf1", "leaf9"),
+        _rails("leaf1", "leaf9", subnet6=subnet6),
         {"leaf1": {1: "Ethernet1", 2: "Ethernet2"}},
     )
     proc, out = play(hosts)
     assert proc.returncode == 0, out
     have = lines(standin.running)
-    for port, address in (("Ethernet1", "10.0.0.2/31"), ("Ethernet2", "10.0.0.4/31")):
+    for port, k in (("Ethernet1", 2), ("Ethernet2", 4)):
         interface = f"interface {port}"
         assert (interface, "no switchport") in have, port
-        assert (interface, f"ip address {address}") in have, port
+        assert (interface, f"ip address 10.0.0.{k}/31") in have, port
+        assert ((interface, f"ipv6 address 2001:db8::{k}/127") in have) == subnet6, port
         assert (interface, "mtu 9000") in have, port
     proc, out = play(hosts)
     assert proc.returncode == 0, out

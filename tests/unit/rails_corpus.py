@@ -546,6 +546,20 @@ VALID = [
         ],
         None,
     ),
+    # An L3 rail with subnet6: the /127s follow from prefix_length (no key of its own).
+    (
+        [
+            {
+                "name": "r0",
+                "device": "mlx5_0",
+                "subnet": "10.0.0.0/24",
+                "prefix_length": 30,
+                "gateway": "peer",
+                "subnet6": "2001:db8::/120",
+            }
+        ],
+        None,
+    ),
 ]
 
 BAD = [
@@ -902,6 +916,19 @@ BAD = [
         [
             {"name": "r0", "device": "mlx5_0", "subnet": "10.0.0.0/24"},
             {"name": "r1", "device": "mlx5_1", "subnet": "10.0.0.0/24", "table": 100, "mtu": 1},
+        ],
+        None,
+    ),
+    # An L3 rail's subnet6 must hold a /127 for each host: a /128 holds none.
+    (
+        [
+            {
+                "name": "r0",
+                "device": "mlx5_0",
+                "subnet": "10.0.0.0/24",
+                "prefix_length": 31,
+                "subnet6": "2001:db8::1/128",
+            }
         ],
         None,
     ),

@@ -42,17 +42,21 @@ PORTS = {"leaf0": {1: "swp1", 2: "swp2"}, "leaf1": {1: "swp11", 2: "swp12"}}
 HOSTS = {"gpu1": {"rdma_rail_host_index": 1}, "gpu2": {"rdma_rail_host_index": 2}}
 
 
+def _port(address, mtu, host, rail):
+    return {"address": address, "address6": None, "mtu": mtu, "host": host, "rail": rail}
+
+
 def test_each_leaf_port_gets_the_even_end_of_its_hosts_31_and_the_rail_mtu():
     plan, errors, notes = leaf_plan(RAILS, HOSTS, PORTS, policy_mtu=9000)
     assert errors == [] and notes == []
     assert plan == {
         "leaf0": {
-            "swp1": {"address": "10.0.0.2/31", "mtu": 9000, "host": "gpu1", "rail": "rail0"},
-            "swp2": {"address": "10.0.0.4/31", "mtu": 9000, "host": "gpu2", "rail": "rail0"},
+            "swp1": _port("10.0.0.2/31", 9000, "gpu1", "rail0"),
+            "swp2": _port("10.0.0.4/31", 9000, "gpu2", "rail0"),
         },
         "leaf1": {
-            "swp11": {"address": "10.0.1.2/31", "mtu": 4200, "host": "gpu1", "rail": "rail1"},
-            "swp12": {"address": "10.0.1.4/31", "mtu": 4200, "host": "gpu2", "rail": "rail1"},
+            "swp11": _port("10.0.1.2/31", 4200, "gpu1", "rail1"),
+            "swp12": _port("10.0.1.4/31", 4200, "gpu2", "rail1"),
         },
     }
 
@@ -123,11 +127,18 @@ def test_leaf_group_picks_the_leaf_by_the_hosts_index():
     assert plan["leaf0a"]["swp1"]["host"] == "gpu1" and plan["leaf0b"]["swp1"]["host"] == "gpu2"
 
 
-def test_ipv6_on_an_l3_rail_is_noted_not_rendered():
-    rails = [dict(RAILS[0], subnet6="fd00::/64")]
+def test_ipv6_on_an_l3_rail_gives_each_port_the_first_end_of_its_hosts_127():
+    rails = [dict(RAILS[0], subnet6="2001:db8:0:10::/64")]
     plan, errors, notes = leaf_plan(rails, HOSTS, {"leaf0": PORTS["leaf0"]})
-    assert errors == [] and "address6" not in plan["leaf0"]["swp1"]
-    assert notes and "rail0 has subnet6 fd00::/64" in notes[0]
+    assert errors == [] and notes == []
+    assert plan["leaf0"]["swp1"]["address6"] == "2001:db8:0:10::2/127"
+    assert plan["leaf0"]["swp2"]["address6"] == "2001:db8:0:10::4/127"
+    hosts, _ = fabric_rails(rails, HOSTS)
+    gpu2 = hosts["gpu2"][0]
+    assert (gpu2["address6"], gpu2["gateway6"]) == ("2001:db8:0:10::5", "2001:db8:0:10::4")
+    # without subnet6 the port has no IPv6 address
+    plan, _e, _n = leaf_plan(RAILS, HOSTS, PORTS)
+    assert plan["leaf0"]["swp1"]["address6"] is None
 
 
 def test_for_switch_reads_hostvars_and_raises_every_error():
@@ -143,6 +154,8 @@ def test_for_switch_reads_hostvars_and_raises_every_error():
 # ---------------------------------------------------------------------- renderers
 
 L3 = {"Ethernet0": {"address": "10.0.0.2/31", "mtu": 4200, "host": "gpu1", "rail": "rail0"}}
+V6 = "2001:db8:0:10::2/127"
+DUAL = {"Ethernet0": dict(L3["Ethernet0"], address6=V6)}
 
 
 def _policy(switch_os):
@@ -206,3 +219,34 @@ def test_eos_refuses_an_l3_port_listed_as_switchport():
             5,
             {"l3_ports": {"Ethernet1": L3["Ethernet0"]}, "eos_switchports": ["Ethernet1"]},
         )
+
+
+def test_nvue_renders_both_prefixes_of_a_dual_stack_port():
+    tree = render(
+        _policy("cumulus"), "cumulus", ["swp1"], 5, {"l3_ports": {"swp1": DUAL["Ethernet0"]}}
+    )
+    assert tree["interface"]["swp1"]["ip"] == {"address": {"10.0.0.2/31": {}, V6: {}}}
+
+
+def test_sonic_renders_an_interface_row_per_prefix():
+    tables = render(_policy("sonic"), "sonic", ["Ethernet0"], 5, {"l3_ports": DUAL})
+    assert tables["INTERFACE"] == {
+        "Ethernet0": {},
+        "Ethernet0|10.0.0.2/31": {},
+        f"Ethernet0|{V6}": {},
+    }
+    ops = json_patch({"INTERFACE": {"Ethernet0": {}}}, {"INTERFACE": tables["INTERFACE"]})
+    assert f"/INTERFACE/Ethernet0|{V6.replace('/', '~1')}" in [o["path"] for o in ops]
+
+
+def test_eos_renders_the_ipv6_address_in_the_ports_block():
+    text = render(
+        _policy("eos"), "eos", ["Ethernet1"], 5, {"l3_ports": {"Ethernet1": DUAL["Ethernet0"]}}
+    )
+    block = text.split("interface Ethernet1\n")[1].split("!")[0]
+    assert block.splitlines()[:4] == [
+        "   no switchport",
+        "   ip address 10.0.0.2/31",
+        f"   ipv6 address {V6}",
+        "   mtu 4200",
+    ]

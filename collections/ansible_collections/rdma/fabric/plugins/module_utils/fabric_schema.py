@@ -569,7 +569,13 @@ RAIL_OPTIONS = {
         "type": "str",
     },
     "subnet6": {
-        "description": ["An IPv6 network (CIDR) of the rail too, addressed the same way."],
+        "description": [
+            "An IPv6 network (CIDR) of the rail too. On a shared rail a host's address is"
+            " subnet6 + C(rdma_rail_host_index) on subnet6's prefix; on an L3 rail"
+            " (C(prefix_length) 31 or 30) each host gets the index-th /127 of subnet6"
+            " (RFC 6164: the leaf the first address, the host the second, the leaf the"
+            " gateway with C(gateway=peer)), so subnet6 needs a prefix of 127 or shorter."
+        ],
         "type": "str",
     },
     "mtu": {
@@ -584,7 +590,8 @@ RAIL_OPTIONS = {
         "description": [
             "The hosts' prefix length. Default the subnet's own (a shared L2 rail); 31 or 30"
             " make an L3 rail, each host the I(rdma_rail_host_index)-th /31 (the leaf the even"
-            " address) or /30 (the leaf the first usable) of the subnet."
+            " address) or /30 (the leaf the first usable) of the subnet, and the index-th"
+            " /127 of C(subnet6) when set."
         ],
         "type": "int",
     },

@@ -11,16 +11,16 @@ cabling.expected_cabling, the same reading rdma_verify's cabling check and prefl
 use. Nothing here computes an address a second way: the host's entry comes from
 rails.fabric_rails and the leaf's end from rails.leaf_address.
 
-``leaf_plan`` gives {leaf: {port: {address, mtu, host, rail}}} for the leaves asked for
-(``switches``: the managed ones), and refuses, naming the variable:
+``leaf_plan`` gives {leaf: {port: {address, address6, mtu, host, rail}}} for the leaves
+asked for (``switches``: the managed ones), and refuses, naming the variable:
 
 - a managed leaf of an L3 rail without a port map (rdma_cabling_ports.LEAF);
 - a port given twice on one leaf (two host indexes, or two rails on one leaf);
 - a host whose rdma_rail_host_index the leaf's port map lacks (cabling.py).
 
-IPv6: rails.py gives a host on a rail with ``subnet6`` the address subnet6 + index on
-the shared prefix (a /64), not a per-host block, so there is no leaf end to derive:
-the leaf ports get no IPv6 address, and ``notes`` says so per rail.
+IPv6: on an L3 rail with ``subnet6`` each host owns one /127 of it (RFC 6164, rails.py
+``_host_address6``): the host has the second address, its leaf port the first
+(rails.leaf_address6), in ``address6`` ("2001:db8::2/127"; None without subnet6).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.cabling import (
 from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
     fabric_rails,
     leaf_address,
+    leaf_address6,
     natural_key,
     normalize_rails,
 )
@@ -41,13 +42,15 @@ L3_PREFIXES = (30, 31)
 
 
 def leaf_plan(rails, hosts_vars, port_maps=None, groups=None, policy_mtu=None, switches=None):
-    """({leaf: {port: {address, mtu, host, rail}}}, errors, notes).
+    """({leaf: {port: {address, address6, mtu, host, rail}}}, errors, notes (none today:
+    kept for the role's warning task)).
 
     rails: rdma_rails as written. hosts_vars: {host: {rdma_rail_host_index,
     rdma_rail_addresses, rdma_rail_devices}}. port_maps: rdma_cabling_ports. groups:
     the inventory's groups (for leaf_group). switches: the managed switches (inventory
     names); only their ports are planned (None: every leaf). ``address`` is
-    "10.0.0.0/31"; leaves and ports keep the spelling of rdma_rails / rdma_cabling_ports.
+    "10.0.0.0/31", ``address6`` "2001:db8::/127" or None; leaves and ports keep the
+    spelling of rdma_rails / rdma_cabling_ports.
     """
     filled, errors = normalize_rails(rails, policy_mtu)
     if errors:
@@ -57,12 +60,7 @@ def leaf_plan(rails, hosts_vars, port_maps=None, groups=None, policy_mtu=None, s
         return {}, [], []
     managed = None if switches is None else {switch_key(s) for s in switches}
     groups = groups or {}
-    notes = [
-        f"rdma_rails: rail {name} has subnet6 {rail['subnet6']}: hosts get addresses on "
-        "that shared prefix, not a block per host, so its leaf ports get no IPv6 address"
-        for name, rail in l3.items()
-        if rail["subnet6"]
-    ]
+    notes = []
     # The rails that name their leaf, as cabling.py reads them; an L3 rail without one
     # has no leaf to configure.
     named = [r for r in rails if isinstance(r, dict) and (r.get("leaf") or r.get("leaf_group"))]
@@ -102,6 +100,9 @@ def leaf_plan(rails, hosts_vars, port_maps=None, groups=None, policy_mtu=None, s
                 continue
             prefix = entry["prefix_length"]
             address = f"{leaf_address(entry['address'], prefix)}/{prefix}"
+            address6 = None
+            if entry.get("address6"):
+                address6 = f"{leaf_address6(entry['address6'])}/{entry['prefix_length6']}"
             key = (switch_key(leaf), port_key(port))
             if key in taken:
                 errors.append(
@@ -112,6 +113,7 @@ def leaf_plan(rails, hosts_vars, port_maps=None, groups=None, policy_mtu=None, s
             taken[key] = f"{host} on rail {entry['name']}"
             plan.setdefault(leaf, {})[port] = {
                 "address": address,
+                "address6": address6,
                 "mtu": entry["mtu"],
                 "host": host,
                 "rail": entry["name"],

@@ -31,16 +31,22 @@ SYSCTLS = (("arp_ignore", 1), ("arp_announce", 2), ("rp_filter", 2))
 PREFIX = "40-rdma-rail-"
 
 
-def _v4_routes(address, prefix_length, subnet, gateway, table):
-    """Routes of one IPv4 rail address: its own block and, on an L3 rail, the rail's
-    subnet via the leaf (also in the main table); a gateway is the table's default."""
+def _block_routes(address, prefix_length, subnet, gateway, table):
+    """Routes of one rail address (IPv4 or IPv6): its own block and, on an L3 rail (a
+    /31, /30 or /127 per host), the rail's subnet via the leaf (also in the main table);
+    a gateway is the table's default. An IPv6 route has no scope (the kernel keeps none;
+    systemd-networkd warns "Scope= is specified for IPv6 route. It will be ignored.",
+    src/network/networkd-route.c)."""
     block = ipaddress.ip_interface(f"{address}/{prefix_length}").network
-    routes = [{"to": str(block), "table": table, "scope": "link"}]
+    routes = [{"to": str(block), "table": table}]
+    if block.version == 4:
+        routes[0]["scope"] = "link"
     if gateway and str(block) != subnet:
         routes.append({"to": subnet, "via": gateway, "table": table})
         routes.append({"to": subnet, "via": gateway, "table": None})
     if gateway:
-        routes.append({"to": "0.0.0.0/0", "via": gateway, "table": table})
+        default = "0.0.0.0/0" if block.version == 4 else "::/0"
+        routes.append({"to": default, "via": gateway, "table": table})
     return routes
 
 
@@ -56,14 +62,19 @@ def rail_links(entries):
         addresses, routes, rules = [], [], []
         if entry.get("address"):
             addresses.append(f"{entry['address']}/{entry['prefix_length']}")
-            routes += _v4_routes(
+            routes += _block_routes(
                 entry["address"], entry["prefix_length"], entry["subnet"], entry["gateway"], table
             )
             rules.append({"from": entry["address"], "table": table, "priority": table})
         if entry.get("address6"):
-            net6 = ipaddress.ip_network(entry["subnet6"])
-            addresses.append(f"{entry['address6']}/{net6.prefixlen}")
-            routes.append({"to": str(net6), "table": table, "scope": "link"})
+            # An L3 rail's /127 (rails.py), else the shared subnet6's prefix.
+            prefix6 = (
+                entry.get("prefix_length6") or ipaddress.ip_network(entry["subnet6"]).prefixlen
+            )
+            addresses.append(f"{entry['address6']}/{prefix6}")
+            routes += _block_routes(
+                entry["address6"], prefix6, entry["subnet6"], entry.get("gateway6"), table
+            )
             rules.append({"from": entry["address6"], "table": table, "priority": table})
         children = []
         for pkey in entry.get("pkeys") or []:
@@ -293,7 +304,7 @@ def netplan_config(links):
             config["infiniband-mode"] = link["mode"]
         routes = []
         for route in link["routes"]:
-            item = {"to": "default" if route["to"] == "0.0.0.0/0" else route["to"]}
+            item = {"to": "default" if route["to"] in ("0.0.0.0/0", "::/0") else route["to"]}
             if route.get("via"):
                 item["via"] = route["via"]
             if route.get("scope"):

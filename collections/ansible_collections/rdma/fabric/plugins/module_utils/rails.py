@@ -32,7 +32,9 @@ Each host says where it sits, in host_vars or the inventory::
 Addresses: on a shared (L2) rail subnet, host index i gets subnet + i (i from 1 to the
 last usable address). With ``prefix_length: 31`` each host owns the i-th /31 of the
 subnet: the leaf has its even address, the host the odd one (gateway ``peer`` = the
-leaf); with ``prefix_length: 30`` the i-th /30: leaf first usable, host second.
+leaf); with ``prefix_length: 30`` the i-th /30: leaf first usable, host second. IPv6
+follows: on such an L3 rail with ``subnet6`` host index i owns the i-th /127 of subnet6
+(RFC 6164), the leaf the first address, the host the second (gateway ``peer``: the leaf).
 
 P_Keys: ``bind_pkeys`` checks each rail's ``pkeys`` against ib_subnet_manager_partitions
 (an unknown partition is an error naming both variables) and adds ``pkey`` (the child's
@@ -86,6 +88,16 @@ TABLE_BASE = 100
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,12}$")
 PCI_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 PKEY_RE = re.compile(r"^(0x)?[0-9a-fA-F]{1,4}$")
+
+
+# IPv6 on an L3 rail: one /127 per host (RFC 6164), as the IPv4 /31 or /30.
+P2P6 = 127
+
+
+def is_l3(prefix_length):
+    """Whether a rail with this IPv4 prefix_length is an L3 rail: a /31 or /30 block per
+    host, routed per leaf port. IPv6 follows: an L3 rail is L3 in both families."""
+    return prefix_length in (30, 31)
 
 
 class RailPlanError(ValueError):
@@ -369,6 +381,12 @@ def _normalize_rail(rail, position, where, policy_mtu, errors, seen):
         errors.append(f"{where}.gateway 'peer' needs prefix_length 30 or 31")
     if gateway not in (None, "peer") and subnet is not None:
         gateway_errors(where, gateway, subnet, prefix_length, errors)
+    if subnet6 is not None and is_l3(prefix_length) and subnet6.prefixlen > P2P6:
+        errors.append(
+            f"{where}.subnet6 {subnet6} holds no /{P2P6}: on an L3 rail (prefix_length "
+            f"{prefix_length}) each host gets its own /{P2P6} of subnet6 (RFC 6164), so "
+            f"subnet6 needs a prefix of {P2P6} or shorter"
+        )
     # A table left out follows the rail's position; one given blank is refused.
     table = params["table"] if "table" in rail else TABLE_BASE + position
     if not check.refuses("table") and not _in_range(table, 1, 252):
@@ -633,7 +651,7 @@ def host_rails(rails, host, host_vars):
             entry.update(
                 {"selector": selector, "device": None, "netdev": None, "pci": None}, **selector
             )
-        entry.update(address=None, address6=None)
+        entry.update(address=None, address6=None, prefix_length6=None, gateway6=None)
         if rail["subnet"]:
             if rail["name"] not in explicit and index is None:
                 errors.append(
@@ -655,21 +673,27 @@ def host_rails(rails, host, host_vars):
         if rail["pkeys"]:
             entry["pkeys"] = _pkey_addresses(rail, host, index, explicit, errors)
         if rail["subnet6"]:
-            address6 = _host_address6(rail, host, index, explicit.get(rail["name"]), errors)
-            if address6 is False:
+            got6 = _host_address6(rail, host, index, explicit.get(rail["name"]), errors)
+            if got6 is False:
                 continue
-            entry["address6"] = address6
+            if got6:
+                entry["address6"], entry["prefix_length6"], entry["gateway6"] = got6
         out.append(entry)
     return (None, errors) if errors else (out, [])
 
 
 def _host_address6(rail, host, index, explicit, errors):
-    """The host's IPv6 address on a rail (str), None when it has none, False on error.
+    """(address, prefix length, gateway) of the host's IPv6 address on a rail, None when
+    it has none, False on error.
 
-    Explicit (``rdma_rail_addresses.RAIL.ipv6``) or subnet6 + rdma_rail_host_index; the
-    subnet's own address (index 0) is the subnet-router anycast address (RFC 4291
-    2.6.1), never a host's."""
+    Explicit (``rdma_rail_addresses.RAIL.ipv6``) or from rdma_rail_host_index. On a
+    shared rail: subnet6 + index, on subnet6's prefix; the subnet's own address (index
+    0) is the subnet-router anycast address (RFC 4291 2.6.1), never a host's. On an L3
+    rail: index i owns the i-th /127 of subnet6 (RFC 6164), the leaf its first address,
+    the host the second (as the IPv4 /31: leaf even, host odd), and ``gateway: peer``
+    makes the leaf's end the gateway."""
     net6 = ipaddress.ip_network(rail["subnet6"])
+    l3 = is_l3(rail["prefix_length"])
     given = explicit.get("ipv6") if isinstance(explicit, dict) else None
     if given not in (None, ""):
         where = f"{host}: rdma_rail_addresses.{rail['name']}.ipv6"
@@ -683,9 +707,19 @@ def _host_address6(rail, host, index, explicit, errors):
         if address not in net6:
             errors.append(f"{where} {address} is outside rail {rail['name']}'s subnet6 {net6}")
             return False
-        what = "an explicit address"
+        what = f"rdma_rail_addresses.{rail['name']}.ipv6"
     elif index is None:
         return None
+    elif l3:
+        block = int(net6.network_address) + 2 * index
+        if block + 1 > int(net6.broadcast_address):
+            errors.append(
+                f"{host}: rdma_rail_host_index {index} gives no /{P2P6} inside rail "
+                f"{rail['name']}'s subnet6 {net6} (0-{net6.num_addresses // 2 - 1})"
+            )
+            return False
+        address = ipaddress.ip_address(block + 1)
+        what = f"rdma_rail_host_index {index}"
     else:
         if not 0 <= index < net6.num_addresses:
             errors.append(
@@ -695,6 +729,8 @@ def _host_address6(rail, host, index, explicit, errors):
             return False
         address = ipaddress.ip_address(int(net6.network_address) + index)
         what = f"rdma_rail_host_index {index}"
+    if l3:
+        return _p2p6(rail, host, address, what, errors)
     if address == net6.network_address:
         errors.append(
             f"{host}: {what} gives rail {rail['name']} the address {address}, the "
@@ -702,7 +738,52 @@ def _host_address6(rail, host, index, explicit, errors):
             f"rdma_rail_addresses.{rail['name']}.ipv6 or a host index from 1"
         )
         return False
-    return str(address)
+    return str(address), net6.prefixlen, None
+
+
+def leaf_address6(address):
+    """The leaf's end (the first address) of the /127 that holds a host's IPv6
+    ``address`` on an L3 rail; the host has the second."""
+    return ipaddress.ip_address(int(ipaddress.ip_address(address)) & ~1)
+
+
+# RFC 6164 5.1: in point-to-point links numbered out of a /64, an interface identifier
+# (the rightmost 64 bits) of all zeros is the Subnet-Router anycast address (RFC 4291)
+# and the highest 128 are reserved subnet anycast addresses (RFC 2526): neither end of
+# a /127 gets one.
+IID_MASK = (1 << 64) - 1
+
+
+def _reserved_iid(address):
+    iid = int(address) & IID_MASK
+    if iid == 0:
+        return "the subnet-router anycast address (RFC 4291 2.6.1)"
+    if iid >= IID_MASK - 127:
+        return "a reserved subnet anycast address (RFC 2526)"
+    return None
+
+
+def _p2p6(rail, host, address, what, errors):
+    """(address, 127, gateway) of a host's end of its /127 on an L3 rail, or False."""
+    name = rail["name"]
+    leaf = leaf_address6(address)
+    if address == leaf:
+        errors.append(
+            f"{host}: {what} {address} is the leaf's (first) end of its /{P2P6} "
+            f"{leaf}/{P2P6} on rail {name} (the host's is {leaf + 1})"
+        )
+        return False
+    for end, who in ((leaf, "leaf"), (address, "host")):
+        reserved = _reserved_iid(end)
+        if reserved:
+            errors.append(
+                f"{host}: {what} gives the {who} end of its /{P2P6} on rail {name} the "
+                f"address {end}, {reserved}, which RFC 6164 5.1 keeps off point-to-point "
+                f"links: set rdma_rail_addresses.{name}.ipv6 or a host index from 1"
+            )
+            return False
+    gateway = str(leaf) if rail["gateway"] == "peer" else None
+    return str(address), P2P6, gateway
 
 
 def _pkey_addresses(rail, host, index, explicit, errors):

@@ -698,39 +698,52 @@ def eos_config(policy, ports, tx_queue="tx-queue", switchports=(), l3_ports=None
 
 
 # --- the leaf side of L3 rails (leaf_ports.leaf_plan) -----------------------------------
-# Each port: {address: "10.0.0.0/31", mtu}. The address is the only one the role writes
-# on the port; the MTU is the rail's (the hosts' netdev MTU), which wins over the policy's
-# on that port.
+# Each port: {address: "10.0.0.0/31", address6: "2001:db8::/127" or None, mtu}. These
+# addresses are the only ones the role writes on the port; the MTU is the rail's (the
+# hosts' netdev MTU), which wins over the policy's on that port.
+
+
+def l3_addresses(want):
+    """The port's prefixes: its IPv4 block's leaf end, then its IPv6 /127's when planned."""
+    return [want["address"]] + ([want["address6"]] if want.get("address6") else [])
 
 
 def nvue_l3(tree, l3_ports):
-    """NVUE: `nv set interface <port> ip address <prefix>` and `link mtu` (NVUE command
-    reference: interface <id> ip address is a set of prefixes, members take {})."""
+    """NVUE: `nv set interface <port> ip address <prefix>` (IPv4 and IPv6 prefixes alike)
+    and `link mtu` (NVUE command reference: interface <id> ip address is a set of
+    prefixes, members take {})."""
     interfaces = tree.setdefault("interface", {})
     for port, want in l3_ports.items():
         node = interfaces.setdefault(port, {})
         node.setdefault("link", {})["mtu"] = want["mtu"]
-        node["ip"] = {"address": {want["address"]: {}}}
+        node["ip"] = {"address": {prefix: {} for prefix in l3_addresses(want)}}
     return tree
 
 
 def sonic_l3(tables, l3_ports):
     """SONiC CONFIG_DB: the INTERFACE table's port row and its "PORT|PREFIX" row
     (sonic-buildimage src/sonic-yang-models sonic-interface.yang; what `config interface
-    ip add` writes) and the PORT table's mtu (strings, as CONFIG_DB holds them)."""
+    ip add` writes, "Ethernet0|2001:db8::/127" for IPv6 too) and the PORT table's mtu
+    (strings, as CONFIG_DB holds them)."""
     interface = tables.setdefault("INTERFACE", {})
     port_table = tables.setdefault("PORT", {})
     for port, want in l3_ports.items():
         interface[port] = {}
-        interface[f"{port}|{want['address']}"] = {}
+        for prefix in l3_addresses(want):
+            interface[f"{port}|{prefix}"] = {}
         port_table.setdefault(port, {})["mtu"] = _s(want["mtu"])
     return tables
 
 
 def eos_l3_lines(want):
-    """EOS: the leaf end of an L3 rail is a routed port (`no switchport`) with its address,
-    in the 3-space nesting EOS prints its running-config with."""
-    return ["   no switchport", f"   ip address {want['address']}", f"   mtu {want['mtu']}"]
+    """EOS: the leaf end of an L3 rail is a routed port (`no switchport`) with its
+    address (`ip address`, and `ipv6 address` for its /127: aristanetworks/avd
+    eos_cli_config_gen ethernet-interfaces), in the 3-space nesting EOS prints its
+    running-config with."""
+    lines = ["   no switchport", f"   ip address {want['address']}"]
+    if want.get("address6"):
+        lines.append(f"   ipv6 address {want['address6']}")
+    return [*lines, f"   mtu {want['mtu']}"]
 
 
 def l3_problems(switch_os, l3_ports, options):

@@ -79,8 +79,10 @@ RETURN = r"""
 plan:
   description:
     - Per host, its rails in rail order, each with C(name), C(selector), C(port),
-      C(link_layer), C(address), C(prefix_length), C(gateway), C(address6), C(mtu),
-      C(table), C(ipoib_mode), C(pkeys) (with C(pkey), C(netdev_suffix), C(address)).
+      C(link_layer), C(address), C(prefix_length), C(gateway), C(address6),
+      C(prefix_length6) (127 on an L3 rail, else subnet6's), C(gateway6) (the leaf's end
+      of the /127 with C(gateway=peer)), C(mtu), C(table), C(ipoib_mode), C(pkeys) (with
+      C(pkey), C(netdev_suffix), C(address)).
   returned: success
   type: dict
   sample: {"gpu01": [{"name": "rail0", "address": "10.0.0.1", "mtu": 9000, "table": 100}]}

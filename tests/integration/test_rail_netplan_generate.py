@@ -1,0 +1,82 @@
+"""The netplan file of an L3 rail with subnet6 (its /127 and the IPv6 default route via the
+leaf in the rail's table) through the real `netplan generate` (Debian's netplan.io,
+install-deps.sh) into a scratch root: the systemd-networkd file netplan writes carries
+the address, the routes and the rule as the rail plan has them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from ansible_collections.rdma.fabric.plugins.filter.rail import rail_files
+from ansible_collections.rdma.fabric.plugins.module_utils import rail_render
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import fabric_rails
+
+pytestmark = pytest.mark.skipif(
+    not shutil.which("netplan"), reason="needs netplan (netplan.io, install-deps.sh)"
+)
+RAILS = [
+    {
+        "name": "rail0",
+        "netdev": "ens17np0",
+        "subnet": "192.0.2.0/24",
+        "prefix_length": 31,
+        "gateway": "peer",
+        "subnet6": "2001:db8:0:10::/64",
+    },
+    {
+        "name": "rail1",
+        "netdev": "ens18np0",
+        "subnet": "198.51.100.0/24",
+        "subnet6": "2001:db8:0:11::/64",
+    },
+]
+
+
+def _sections(text):
+    """[(section, {key: [values]})] of a .network file, in order (keys repeat)."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            out.append((line.strip("[]"), {}))
+        elif "=" in line and out:
+            key, _eq, value = line.partition("=")
+            out[-1][1].setdefault(key, []).append(value)
+    return out
+
+
+def test_netplan_generate_renders_the_127_and_its_ipv6_routes(tmp_path):
+    plan, errors = fabric_rails(RAILS, {"gpu07": {"rdma_rail_host_index": 7}})
+    assert errors == []
+    links = rail_render.rail_links(plan["gpu07"])
+    ((path, spec),) = rail_files(links, "netplan").items()
+    target = tmp_path / path.lstrip("/")
+    target.parent.mkdir(parents=True)
+    target.write_text(spec["content"])
+    target.chmod(0o600)
+    proc = subprocess.run(
+        ["netplan", "generate", "--root-dir", str(tmp_path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    network = tmp_path / "run/systemd/network/10-netplan-ens17np0.network"
+    sections = _sections(network.read_text())
+    (net,) = [keys for name, keys in sections if name == "Network"]
+    assert "2001:db8:0:10::f/127" in net["Address"] and "192.0.2.15/31" in net["Address"]
+    routes = [{k: v[0] for k, v in keys.items()} for name, keys in sections if name == "Route"]
+    leaf6 = "2001:db8:0:10::e"
+    assert {"Destination": "::/0", "Gateway": leaf6, "Table": "100"}.items() <= next(
+        r for r in routes if r["Destination"] == "::/0"
+    ).items()
+    assert any(
+        r["Destination"] == "2001:db8:0:10::/64" and r.get("Gateway") == leaf6 and "Table" not in r
+        for r in routes
+    ), routes
+    rules = [keys for name, keys in sections if name == "RoutingPolicyRule"]
+    assert any(r["From"] == ["2001:db8:0:10::f"] and r["Table"] == ["100"] for r in rules)
+    # The shared rail beside it: subnet6 + index on the /64, no IPv6 gateway.
+    shared = _sections((network.parent / "10-netplan-ens18np0.network").read_text())
+    (net,) = [keys for name, keys in shared if name == "Network"]
+    assert "2001:db8:0:11::7/64" in net["Address"]
+    assert not any(keys.get("Destination") == ["::/0"] for name, keys in shared if name == "Route")

@@ -1,0 +1,205 @@
+"""IPv6 on L3 rails: an L3 rail (prefix_length 31 or 30) is L3 in both families, so each
+host owns the /127 of its subnet6 that its rdma_rail_host_index gives (RFC 6164): the
+leaf the first address, the host the second, the leaf the gateway with `gateway: peer`.
+Rendered for every backend and compared with live `ip -j` state; shared (L2) rails
+keep subnet6 + index on the shared prefix."""
+
+from __future__ import annotations
+
+import configparser
+
+import pytest
+import yaml
+from ansible_collections.rdma.fabric.plugins.action.rail_plan import build_plan
+from ansible_collections.rdma.fabric.plugins.module_utils import rail_render
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import fabric_rails
+
+L3 = {
+    "name": "rail0",
+    "netdev": "ens17np0",
+    "subnet": "10.0.0.0/24",
+    "prefix_length": 31,
+    "gateway": "peer",
+    "subnet6": "2001:db8:0:10::/64",
+}
+HOSTS = {"gpu01": {"rdma_rail_host_index": 1}, "gpu07": {"rdma_rail_host_index": 7}}
+
+
+def _entry(rail, host="gpu07", hosts=None):
+    plan, errors = fabric_rails([rail], hosts or HOSTS)
+    assert errors == []
+    return plan[host][0]
+
+
+def _errors(rail, hosts):
+    plan, errors = build_plan([rail], hosts, None, [], None)
+    assert plan is None, plan
+    return "\n".join(errors)
+
+
+# ---------------------------------------------------------------- addresses
+
+
+@pytest.mark.parametrize("prefix_length", [31, 30])
+def test_each_host_owns_the_127_of_its_index_with_the_leaf_as_gateway(prefix_length):
+    entry = _entry(dict(L3, prefix_length=prefix_length))
+    assert (entry["address6"], entry["prefix_length6"], entry["gateway6"]) == (
+        "2001:db8:0:10::f",
+        127,
+        "2001:db8:0:10::e",
+    )
+
+
+def test_without_gateway_peer_the_127_has_no_gateway():
+    entry = _entry(dict(L3, gateway=None))
+    assert (entry["address6"], entry["gateway6"]) == ("2001:db8:0:10::f", None)
+
+
+def test_a_shared_rail_keeps_subnet6_plus_index_on_its_prefix():
+    entry = _entry(dict(L3, prefix_length=None, gateway=None))
+    assert (entry["address6"], entry["prefix_length6"], entry["gateway6"]) == (
+        "2001:db8:0:10::7",
+        64,
+        None,
+    )
+
+
+def test_an_explicit_ipv6_address_is_the_second_end_of_its_127():
+    hosts = {
+        "gpu01": {
+            "rdma_rail_addresses": {"rail0": {"ipv4": "10.0.0.9", "ipv6": "2001:db8:0:10::21"}}
+        }
+    }
+    entry = _entry(L3, "gpu01", hosts)
+    assert (entry["address6"], entry["gateway6"]) == ("2001:db8:0:10::21", "2001:db8:0:10::20")
+
+
+# ---------------------------------------------------------------- refusals
+
+
+def test_a_subnet6_longer_than_127_on_an_l3_rail_is_refused_naming_the_variable():
+    text = _errors(dict(L3, subnet6="2001:db8:0:10::1/128"), HOSTS)
+    assert "rdma_rails[0] (rail0).subnet6 2001:db8:0:10::1/128 holds no /127" in text
+
+
+def test_a_subnet6_too_small_for_the_hosts_127s_names_the_host():
+    text = _errors(dict(L3, subnet6="2001:db8:0:10::10/126"), HOSTS)
+    assert "gpu07: rdma_rail_host_index 7 gives no /127 inside rail rail0's subnet6" in text
+    assert "(0-1)" in text and "gpu01" not in text
+
+
+def test_the_leafs_end_as_an_explicit_address_is_refused():
+    hosts = {
+        "gpu01": {
+            "rdma_rail_addresses": {"rail0": {"ipv4": "10.0.0.9", "ipv6": "2001:db8:0:10::20"}}
+        }
+    }
+    text = _errors(L3, hosts)
+    assert (
+        "gpu01: rdma_rail_addresses.rail0.ipv6 2001:db8:0:10::20 is the leaf's (first) end" in text
+    )
+    assert "the host's is 2001:db8:0:10::21" in text
+
+
+def test_index_0_would_give_the_leaf_the_subnet_router_anycast_address():
+    text = _errors(L3, {"gpu00": {"rdma_rail_host_index": 0}})
+    assert "gpu00: rdma_rail_host_index 0 gives the leaf end of its /127 on rail rail0" in text
+    assert "subnet-router anycast" in text and "RFC 6164" in text
+
+
+def test_the_reserved_subnet_anycast_identifiers_are_refused():
+    rail = dict(L3, subnet6="2001:db8:0:10:ffff:ffff:ffff:ff00/120")
+    text = _errors(rail, {"gpu64": {"rdma_rail_host_index": 64}})
+    assert "gpu64: rdma_rail_host_index 64 gives the leaf end" in text
+    assert "reserved subnet anycast address (RFC 2526)" in text
+
+
+# ---------------------------------------------------------------- rendering
+
+LEAF6 = "2001:db8:0:10::e"
+
+
+@pytest.fixture
+def link():
+    (link,) = rail_render.rail_links([dict(_entry(L3), table=100)])
+    return link
+
+
+def test_the_link_has_the_127_its_route_and_the_default_via_the_leaf(link):
+    assert "2001:db8:0:10::f/127" in link["addresses"]
+    # no Scope= on an IPv6 route: networkd warns and ignores it (networkd-route.c)
+    assert {"to": "2001:db8:0:10::e/127", "table": 100} in link["routes"]
+    assert {"to": "::/0", "via": LEAF6, "table": 100} in link["routes"]
+    assert {"to": "2001:db8:0:10::/64", "via": LEAF6, "table": 100} in link["routes"]
+    assert {"to": "2001:db8:0:10::/64", "via": LEAF6, "table": None} in link["routes"]
+    assert {"from": "2001:db8:0:10::f", "table": 100, "priority": 100} in link["rules"]
+
+
+def test_networkd_writes_the_ipv6_default_route_in_the_rails_table(link):
+    text = rail_render.networkd_files([link])["40-rdma-rail-rail0.network"]
+    assert "Address=2001:db8:0:10::f/127" in text
+    assert f"[Route]\nDestination=::/0\nGateway={LEAF6}\nTable=100\n" in text
+    assert "[Route]\nDestination=2001:db8:0:10::e/127\nTable=100\n" in text
+
+
+def test_netplan_writes_the_ipv6_default_route_in_the_rails_table(link):
+    config = rail_render.netplan_config([link])["network"]["ethernets"]["ens17np0"]
+    assert "2001:db8:0:10::f/127" in config["addresses"]
+    assert {"to": "default", "via": LEAF6, "table": 100} in config["routes"]
+    assert {"to": "default", "via": "10.0.0.14", "table": 100} in config["routes"]
+    yaml.safe_dump(config)
+
+
+def test_networkmanager_writes_the_ipv6_default_route_in_the_rails_table(link):
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(rail_render.nm_keyfiles([link])["rdma-rail0.nmconnection"])
+    ipv6 = dict(parser["ipv6"])
+    assert ipv6["address1"] == "2001:db8:0:10::f/127"
+    routes = {ipv6[k]: ipv6.get(k + "_options") for k in ipv6 if k[5:].isdigit()}
+    assert routes[f"::/0,{LEAF6}"] == "table=100"
+    assert routes[f"2001:db8:0:10::/64,{LEAF6}"] is None
+
+
+# ---------------------------------------------------------------- drift
+
+
+def _live(link, drop_route=None, prefix=127):
+    addr = [
+        {
+            "ifname": "ens17np0",
+            "mtu": link["mtu"],
+            "addr_info": [
+                {"family": "inet", "local": "10.0.0.15", "prefixlen": 31, "scope": "global"},
+                {"family": "inet6", "local": "2001:db8:0:10::f", "prefixlen": prefix},
+            ],
+        }
+    ]
+    routes = [
+        {
+            "dst": "default" if r["to"] in ("0.0.0.0/0", "::/0") else r["to"],
+            "gateway": r.get("via"),
+            "dev": "ens17np0",
+            **({"table": str(r["table"])} if r["table"] is not None else {}),
+        }
+        for r in link["routes"]
+        if r["to"] != drop_route
+    ]
+    rules = [{"src": r["from"], "table": str(r["table"])} for r in link["rules"]]
+    sysctl = "\n".join(
+        f"{p}:{v}"
+        for p, (_k, v) in zip(rail_render.sysctl_paths([link]), rail_render.SYSCTLS, strict=True)
+    )
+    return addr, rules, sysctl, routes
+
+
+def test_live_drift_sees_the_ipv6_default_route_and_the_127(link):
+    assert rail_render.live_drift([link], *_live(link)[:3], _live(link)[3]) == {}
+    addr, rules, sysctl, routes = _live(link, drop_route="::/0")
+    assert rail_render.live_drift([link], addr, rules, sysctl, routes) == {
+        "ens17np0": [f"route to ::/0 via {LEAF6} table 100 missing"]
+    }
+    addr, rules, sysctl, routes = _live(link, prefix=64)
+    assert rail_render.live_drift([link], addr, rules, sysctl, routes)["ens17np0"] == [
+        "address 2001:db8:0:10::f/127 missing",
+        "extra address 2001:db8:0:10::f/64",
+    ]
