@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "standins"))
-from eos_eapi import EapiStandin, print_config  # noqa: E402
+from eos_eapi import EapiStandin, dscp_map, print_config  # noqa: E402
 
 RUNNING = "hostname leaf1\n!\ninterface Ethernet1\n   description gpu1\n   mtu 1500\n!\nend\n"
 
@@ -112,7 +112,66 @@ def test_a_session_changes_the_running_config_only_on_commit(standin):
 
 
 def test_the_queue_keyword_is_the_platforms(standin):
+    """tx-queue on every model (Sand ones too), uc-tx-queue on Sand models only, and a
+    switch made to take uc-tx-queue only refuses tx-queue."""
+    reply = call(standin, ["configure session s1", "qos profile P", "uc-tx-queue 3"])
+    assert reply["error"]["data"][-1] == {"errors": ["Invalid input (at token 0: 'uc-tx-queue')"]}
     standin.model = "DCS-7280SR3-48YC8"
-    reply = call(standin, ["configure session s1", "qos profile P", "tx-queue 3"])
-    assert reply["error"]["data"][-1] == {"errors": ["Invalid input (at token 0: 'tx-queue')"]}
+    assert "error" not in call(standin, ["configure session s1", "qos profile P", "tx-queue 3"])
     assert "error" not in call(standin, ["configure session s1", "qos profile P", "uc-tx-queue 3"])
+    standin.queue_keywords = ("uc-tx-queue",)
+    reply = call(standin, ["configure session s2", "qos profile P", "tx-queue 3"])
+    assert reply["error"]["data"][-1] == {"errors": ["Invalid input (at token 0: 'tx-queue')"]}
+
+
+def running_lines(server, *commands):
+    reply = call(server, ["configure session m", *commands, "commit", "show running-config"])
+    assert "error" not in reply, reply
+    return reply["result"][-1]["output"].splitlines()
+
+
+def test_remapping_a_dscp_leaves_one_mapping(standin):
+    """A DSCP has one traffic class: re-mapping DSCP 26 from TC 3 to TC 0 takes it off
+    the TC 3 line, and the map reads back with one mapping for it."""
+    text = running_lines(
+        standin, "qos map dscp 24 25 26 to traffic-class 3", "qos map dscp 26 to traffic-class 0"
+    )
+    maps = [line for line in text if line.startswith("qos map dscp")]
+    assert maps == ["qos map dscp 26 to traffic-class 0", "qos map dscp 24 25 to traffic-class 3"]
+    assert dscp_map(standin.running) == {24: 3, 25: 3, 26: 0}
+
+
+def test_the_dscp_map_prints_as_eos_does(standin):
+    """One line per traffic class, ascending, DSCPs ascending whatever order they came
+    in; a mapping EOS has by default (DSCP 46 on TC 5) is not printed; `no qos map dscp`
+    puts DSCPs back on their default."""
+    text = running_lines(
+        standin,
+        "qos map dscp 9 1 to traffic-class 2",
+        "qos map dscp 0 to traffic-class 2",
+        "qos map dscp 46 to traffic-class 0",
+        "qos map dscp 46 to traffic-class 5",
+        "qos map dscp 7 to traffic-class 1",
+    )
+    assert [line for line in text if line.startswith("qos map")] == [
+        "qos map dscp 7 to traffic-class 1",
+        "qos map dscp 0 1 9 to traffic-class 2",
+    ]
+    text = running_lines(standin, "no qos map dscp 1 9 to traffic-class 2")
+    assert [line for line in text if line.startswith("qos map")] == [
+        "qos map dscp 7 to traffic-class 1",
+        "qos map dscp 0 to traffic-class 2",
+    ]
+    reply = call(standin, ["configure session x", "qos map dscp 64 to traffic-class 1"])
+    assert reply["error"]["code"] == 1002
+
+
+def test_priority_strict_is_the_hidden_default(standin):
+    """Under a tx-queue, `priority strict` is not printed and takes `no priority` away."""
+    text = running_lines(
+        standin, "qos profile P", "tx-queue 3", "no priority", "tx-queue 4", "priority strict"
+    )
+    assert "   tx-queue 3\n      no priority\n" in "\n".join(text) + "\n"
+    assert not any("priority strict" in line for line in text)
+    text = running_lines(standin, "qos profile P", "tx-queue 3", "priority strict")
+    assert not any("priority" in line for line in text), text

@@ -17,6 +17,11 @@ import socket
 import sys
 
 import pytest
+from ansible_collections.ansible.netcommon.plugins.module_utils.network.common.config import (
+    NetworkConfig,
+    dumps,
+)
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import normalize_policy
 from ansible_collections.rdma.fabric.plugins.module_utils.switch_qos import render
 from role_play import recap
 from test_roce_switch_qos_l3 import IPV6, _rails, l3_inventory
@@ -130,6 +135,29 @@ def test_check_then_apply_then_nothing(eos, tls, tmp_path, play):
     )
 
 
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"roce_priority": 5, "roce_dscp": 34}, {"cnp_dscp": 46, "cnp_priority": 5}],
+    ids=["default", "roce-5", "cnp-on-default-dscp-46"],
+)
+def test_what_the_role_renders_is_what_eos_prints(changes):
+    """Once applied, the rendered lines are the running-config's own (as the stand-in
+    prints it the way EOS does: one `qos map dscp` line per traffic class, defaults and
+    `priority strict` not shown), so eos_config (match=line) has nothing to send on the
+    next run: no configuration session each run."""
+    policy, errors = normalize_policy(changes)
+    assert not errors, errors
+    text = render(policy, "eos", ["Ethernet1", "Ethernet2"], 100, {})
+    standin = EapiStandin(running=RUNNING)
+    empty = NetworkConfig(indent=3, contents="")
+    commands = dumps(NetworkConfig(indent=3, contents=text).difference(empty), "commands")
+    reply = standin.run("r1", ["configure session s1", *commands.splitlines(), "commit"], "text")
+    assert "error" not in reply, reply
+    running = NetworkConfig(indent=3, contents=standin.running_text())
+    left = NetworkConfig(indent=3, contents=text).difference(running)
+    assert dumps(left, "commands") == "", "eos_config would send these again"
+
+
 def test_save_false_leaves_startup(eos, tls, tmp_path, play):
     standin = eos()
     startup = copy_of(standin.startup)
@@ -144,11 +172,12 @@ def copy_of(tree):
     return json.loads(json.dumps(tree))
 
 
-def test_jericho_refuses_tx_queue_and_the_switch_keeps_its_configuration(eos, tls, tmp_path, play):
-    """A 7280R takes uc-tx-queue only: with the default roce_switch_qos_eos_tx_queue the
+def test_a_switch_refusing_tx_queue_keeps_its_configuration(eos, tls, tmp_path, play):
+    """A switch that takes uc-tx-queue only (the Arad-based 7500E/7280E; Sand platforms
+    such as the 7280R take tx-queue): with the default roce_switch_qos_eos_tx_queue the
     session fails, the play names the host and the refused command, and the session is
     aborted (running and startup unchanged); uc-tx-queue then converges."""
-    standin = eos(model="DCS-7280SR3-48YC8")
+    standin = eos(model="DCS-7280SE-68", queue_keywords=("uc-tx-queue",))
     before = print_config(standin.running)
     hosts = inventory(tmp_path, eos={"leaf1": eos_host(standin, tls)})
     proc, out = play(hosts)

@@ -52,16 +52,41 @@ The configuration: `running` holds the running-config as EOS prints it (3-space 
                              (lldpNeighbors rows; detail: per port lldpNeighborInfo with
                              neighborInterfaceInfo, as Arista's ANTA test fixtures show)
 
-Platform refusals (data, with sources): EOS `mtu` takes 68-9214 on Ethernet interfaces
-(EOS User Manual, "mtu (Interfaces)"); the queue keyword is the platform's: `tx-queue`
-on Trident/Tomahawk systems (7050X, 7060X, ...), `uc-tx-queue` on the Jericho-based
-7280R/7500R/7800R (EOS User Manual, "Quality of Service", per-platform sections;
-aristanetworks/avd eos_cli_config_gen qos-profiles template renders both): a model whose
-name starts with one of UC_TX_QUEUE_MODELS refuses `tx-queue`, the others `uc-tx-queue`.
+How EOS rewrites what it is given (each with its source):
+  - the DSCP to traffic-class map is a map: a DSCP has one traffic class, and a `qos map
+    dscp ... to traffic-class N` line re-maps the DSCPs it names (the lines before it
+    keep their other DSCPs). `show running-config` prints it as one `qos map dscp <DSCPs
+    ascending> to traffic-class N` line per traffic class, traffic classes ascending,
+    naming only the DSCPs whose class differs from EOS' default map: aristanetworks/avd
+    issue "Re sort priority-flow-control as per EOS 4.35 CLI" shows a 4.35.1F
+    running-config with 44 DSCPs on one `to traffic-class 1` line, and the same
+    intended config's `qos map dscp 46 to traffic-class 5` (and `qos map cos 3 to
+    traffic-class 3`, with CoS 2 and 3 dropped from `qos map cos 1 2 3 4 to
+    traffic-class 2`) absent there: default mappings are not printed, and a later line
+    re-maps. `no qos map dscp D...` puts those DSCPs back on their default class.
+    DEFAULT_DSCP_TC holds the default map as far as a source proves it (DSCP 46 on
+    traffic class 5, from that running-config); a DSCP it does not name is treated as
+    having no default here, so its mapping is always printed.
+  - `priority strict` under a tx-queue is EOS' default and is not printed: a session's
+    `show session-config diffs` on hardware (aristanetworks/avd pull request "Rearrange
+    eos_cli_config_gen config order as per EOS 4.35.0F part 11") shows tx-queues with no
+    priority line; `priority strict` removes a `no priority`, and only `no priority` is
+    kept.
 
-Not modelled (a real switch may differ): how EOS rewrites lines in its running-config
-(the stand-in keeps each line as entered: no merging of `qos map dscp` lines, no hiding
-of default values, no reordering), commands outside GRAMMAR (refused as invalid input),
+Platform refusals (data, with sources): EOS `mtu` takes 68-9214 on Ethernet interfaces
+(EOS User Manual, "mtu (Interfaces)"). The queue keyword: `tx-queue` everywhere (Arista
+TOI "configurable tx-queue 7", 4.33.0F: Sand (Jericho) platform switches expose all
+eight queues, 0-7, through the CLI; the hardware session diff above configures
+`tx-queue 7`); `uc-tx-queue` only on the Sand models (UC_TX_QUEUE_MODELS: 7280/7500/
+7800; aristanetworks/avd eos_cli_config_gen qos-profiles template renders both). A
+switch that takes `uc-tx-queue` only (the older Arad-based 7500E/7280E, by the review's
+reading of that TOI; not seen in the excerpt read here, and not told apart by model name)
+is had with `queue_keywords=("uc-tx-queue",)`.
+
+Not modelled (a real switch may differ): how EOS rewrites other lines in its
+running-config (the stand-in keeps them as entered: no other default hidden, no
+reordering), `drop-precedence` on `qos map dscp`, commands outside GRAMMAR (refused as
+invalid input),
 the JSON form of show running-config, secondary addresses, VRFs, session limits and
 commit conflicts, `rollback clean-config` (replace), AAA beyond one user, the
 `show interfaces` model (so `roce_switch_qos_ports: all` is not served), and anything
@@ -85,9 +110,16 @@ from json_http import serve_json, serve_until_stopped, server_arguments, stop_se
 PATH = "/command-api"
 INDENT = 3
 
-# Jericho-based platforms: unicast queues are `uc-tx-queue` (EOS User Manual, QoS,
-# "Arad/Jericho platform" sections; roce_switch_qos_eos_tx_queue's documentation).
+# Sand (Arad/Jericho) platforms also name their unicast queues `uc-tx-queue` (EOS User
+# Manual, QoS, "Arad/Jericho platform" sections); `tx-queue` is taken on them too (Arista
+# TOI "configurable tx-queue 7", 4.33.0F: all eight queues are exposed through the CLI).
 UC_TX_QUEUE_MODELS = ("DCS-7280", "DCS-7500", "DCS-7800")
+# EOS' default DSCP to traffic-class map, only as far as a source proves it: DSCP 46 on
+# traffic class 5 (a 4.35.1F running-config lacks the intended `qos map dscp 46 to
+# traffic-class 5`: aristanetworks/avd issue "Re sort priority-flow-control as per EOS
+# 4.35 CLI"). The rest is unproven here: those DSCPs' mappings are always printed.
+DEFAULT_DSCP_TC = {46: 5}
+_DSCP_MAP = re.compile(r"qos map dscp (\d+(?: \d+)*) to traffic-class ([0-7])")
 MTU_RANGE = (68, 9214)  # EOS User Manual, "mtu (Interfaces)": 68 to 9214 bytes
 
 _IFACE = r"(?:Ethernet\d+(?:/\d+)*|Management\d+(?:/\d+)?|Loopback\d+|Port-Channel\d+|Vlan\d+)"
@@ -197,6 +229,42 @@ def print_config(tree, header=""):
     return "\n".join(lines) + "\n"
 
 
+def dscp_map(nodes):
+    """{dscp: traffic class} of the top-level `qos map dscp` lines (the non-default ones)."""
+    out = {}
+    for line, _children in nodes:
+        found = _DSCP_MAP.fullmatch(line)
+        if found:
+            for dscp in found.group(1).split():
+                out[int(dscp)] = int(found.group(2))
+    return out
+
+
+def set_dscp_map(nodes, mapping, defaults):
+    """Write ``mapping`` back as EOS prints it: one line per traffic class (ascending),
+    its DSCPs ascending, the DSCPs on their default class left out; where the first
+    `qos map dscp` line was, else at the end."""
+    at = next((i for i, n in enumerate(nodes) if _DSCP_MAP.fullmatch(n[0])), len(nodes))
+    nodes[:] = [n for n in nodes if not _DSCP_MAP.fullmatch(n[0])]
+    by_tc = {}
+    for dscp in sorted(mapping):
+        if defaults.get(dscp) != mapping[dscp]:
+            by_tc.setdefault(mapping[dscp], []).append(str(dscp))
+    lines = [
+        [f"qos map dscp {' '.join(dscps)} to traffic-class {tc}", []]
+        for tc, dscps in sorted(by_tc.items())
+    ]
+    nodes[at:at] = lines
+
+
+def _dscps(text):
+    dscps = [int(d) for d in text.split()]
+    bad = next((d for d in dscps if d > 63), None)
+    if bad is not None:
+        raise CliError(f"Invalid input (at token 3: '{bad}')")
+    return dscps
+
+
 def _first_word(pattern):
     found = re.match(r"(?:\(\?:no \)\?)?([a-z][a-z-]*)", pattern)
     return found.group(1) if found else None
@@ -283,6 +351,17 @@ class _Cli:
         del self.stack[depth + 1 :]
         found, key, submode = matched
         self.standin.check(mode, found, text)
+        if mode == "config" and found.re.pattern == _DSCP_MAP.pattern:
+            # A DSCP has one traffic class: the line re-maps the DSCPs it names.
+            mapping = dscp_map(nodes)
+            mapping.update(dict.fromkeys(_dscps(found.group(1)), int(found.group(2))))
+            set_dscp_map(nodes, mapping, self.standin.default_dscp_tc)
+            return ""
+        if mode == "tx-queue" and text == "priority strict":
+            # EOS' default, not printed: it only takes a `no priority` away.
+            nodes[:] = [n for n in nodes if n[0] != "no priority"]
+            del self.stack[depth + 1 :]
+            return ""
         node = next((n for n in nodes if (_match(mode, n[0]) or (None, n[0]))[1] == key), None)
         if node is None:
             node = [text, []]
@@ -300,7 +379,17 @@ class _Cli:
     def _negate(self, wanted):
         """`no LINE`: remove the lines of the innermost mode that has them (a line, or
         every line it starts, as `no description` removes `description ...`); a setting
-        the mode knows but does not hold is accepted, as EOS does."""
+        the mode knows but does not hold is accepted, as EOS does. `no qos map dscp D...`
+        [`to traffic-class N`] puts those DSCPs back on their default class."""
+        found = re.fullmatch(r"qos map dscp (\d+(?: \d+)*)(?: to traffic-class [0-7])?", wanted)
+        if found and self.stack:
+            del self.stack[1:]
+            nodes = self.stack[0][1]
+            mapping = dscp_map(nodes)
+            for dscp in _dscps(found.group(1)):
+                mapping.pop(dscp, None)
+            set_dscp_map(nodes, mapping, self.standin.default_dscp_tc)
+            return ""
         for depth in range(len(self.stack) - 1, -1, -1):
             mode, nodes = self.stack[depth]
             keep = [n for n in nodes if n[0] != wanted and not n[0].startswith(wanted + " ")]
@@ -345,10 +434,17 @@ class EapiStandin:
         model="DCS-7060DX5-64S",
         version="4.32.1F",
         lldp=None,
+        default_dscp_tc=None,
+        queue_keywords=None,
     ):
         self.user, self.password = user, password
         self.hostname, self.model, self.version = hostname, model, version
+        # EOS' default DSCP map (DEFAULT_DSCP_TC unless given) and the queue keywords
+        # the platform takes (by model name unless given): module docstring.
+        self.default_dscp_tc = dict(DEFAULT_DSCP_TC if default_dscp_tc is None else default_dscp_tc)
+        self.queue_keywords = queue_keywords
         self.running = parse_config(running)
+        set_dscp_map(self.running, dscp_map(self.running), self.default_dscp_tc)
         self.startup = copy.deepcopy(self.running)
         self.sessions = {}
         self.lldp = lldp or {}
@@ -421,10 +517,18 @@ class EapiStandin:
                 address = None
             if address is None or address.version != version or "/" not in found.group(1):
                 raise CliError(f"Invalid input (at token 2: '{found.group(1)}')")
-        if mode == "qos-profile" and found.re.pattern.startswith("(tx-queue"):
-            jericho = self.model.startswith(UC_TX_QUEUE_MODELS)
-            if (found.group(1) == "uc-tx-queue") != jericho:
-                raise CliError(f"Invalid input (at token 0: '{found.group(1)}')")
+        queue = mode == "qos-profile" and found.re.pattern.startswith("(tx-queue")
+        if queue and found.group(1) not in self.taken_queue_keywords():
+            raise CliError(f"Invalid input (at token 0: '{found.group(1)}')")
+
+    def taken_queue_keywords(self):
+        """`tx-queue` on every model, `uc-tx-queue` too on the Sand ones (module
+        docstring), unless ``queue_keywords`` says otherwise."""
+        if self.queue_keywords is not None:
+            return tuple(self.queue_keywords)
+        if self.model.startswith(UC_TX_QUEUE_MODELS):
+            return ("tx-queue", "uc-tx-queue")
+        return ("tx-queue",)
 
     # --- what the show commands print ---------------------------------------------------
     def _header(self, what):

@@ -292,7 +292,6 @@ ARISTA_PUBLISHED = [
     ("qos profile RDMA_FABRIC_ROCE", "priority-flow-control pause watchdog port action drop"),
     ("tx-queue 3", "no priority"),
     ("tx-queue 3", "bandwidth percent 50"),
-    ("tx-queue 6", "priority strict"),
     ("interface Ethernet1/1", "service-profile RDMA_FABRIC_ROCE"),
 ]
 
@@ -317,7 +316,35 @@ def test_eos_default_policy_has_the_published_lines():
         "polling-interval auto recovery-time 0.2"
     )
     assert ("qos profile RDMA_FABRIC_ROCE", timer) in lines
-    assert eos_config(DEFAULT, ["Ethernet1"], "uc-tx-queue").count("uc-tx-queue ") == 3
+    assert eos_config(DEFAULT, ["Ethernet1"], "uc-tx-queue").count("uc-tx-queue ") == 2
+
+
+def test_eos_dscp_map_is_rendered_as_eos_prints_it():
+    """One `qos map dscp` line per traffic class, DSCPs ascending, each DSCP once, the
+    mappings EOS has by default left out (it does not print them, so match=line would
+    send them every run); no `priority strict` (EOS' default for a tx-queue, not printed)
+    and no block for a queue left at its defaults (the CNP queue)."""
+    text = eos_config(DEFAULT, ["Ethernet1"])
+    maps = [line for line in text.splitlines() if line.startswith("qos map dscp")]
+    assert maps == [
+        "qos map dscp "
+        + " ".join(str(d) for d in range(64) if d not in (26, 48))
+        + " to traffic-class 0",
+        "qos map dscp 26 to traffic-class 3",
+        "qos map dscp 48 to traffic-class 6",
+    ]
+    assert "priority strict" not in text
+    assert "tx-queue 6" not in text, "the strict CNP queue has nothing to set"
+    # DSCP 46 is on traffic class 5 by default (the one default mapping a source proves):
+    # a policy sending it there renders no line for it.
+    cnp46 = policy(cnp_dscp=46, cnp_priority=5)
+    maps = [line for line in eos_config(cnp46, ["Ethernet1"]).splitlines() if " dscp " in line]
+    assert maps == [
+        "qos map dscp "
+        + " ".join(str(d) for d in range(64) if d not in (26, 46))
+        + " to traffic-class 0",
+        "qos map dscp 26 to traffic-class 3",
+    ]
 
 
 def test_eos_diff_is_what_eos_config_would_send():

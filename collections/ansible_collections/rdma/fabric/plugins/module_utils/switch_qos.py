@@ -615,19 +615,28 @@ def _seconds(ms):
     return text or "0"
 
 
+# EOS' default DSCP to traffic-class map, as far as a source proves it. A 4.35.1F
+# running-config (aristanetworks/avd issue "Re sort priority-flow-control as per EOS 4.35
+# CLI") prints one `qos map dscp <DSCPs ascending> to traffic-class N` line per traffic
+# class, only for DSCPs off their default class, and lacks its intended config's `qos
+# map dscp 46 to traffic-class 5`: DSCP 46 is on traffic class 5 by default. The rest of
+# the default map is unproven here (said elsewhere: 0-7 on TC 1, 8-15 on TC 0, then
+# DSCP // 8, not from an Arista source found), so every other DSCP's mapping is rendered:
+# a DSCP EOS in fact has there by default is then left out of its running-config and
+# sent again each run (a configuration session whose diff is empty).
+EOS_DEFAULT_DSCP_TC = {46: 5}
+
+
 def eos_dscp_lines(policy):
-    """`qos map dscp ... to traffic-class N` for all 64 DSCPs (EOS' default map sends
-    DSCP 24-31 to traffic class 3), eight DSCPs a line."""
+    """`qos map dscp ... to traffic-class N` as EOS prints it: one line per traffic class
+    (ascending), its DSCPs ascending, leaving out the DSCPs on their default class
+    (EOS_DEFAULT_DSCP_TC): eos_config's match=line then finds them in the running-config."""
     by_tc = {}
     for dscp, prio in enumerate(policy["dscp_priority"]):
-        by_tc.setdefault(policy["prio_tc"][prio], []).append(dscp)
-    lines = []
-    for tc in sorted(by_tc):
-        dscps = by_tc[tc]
-        for start in range(0, len(dscps), 8):
-            chunk = " ".join(str(d) for d in dscps[start : start + 8])
-            lines.append(f"qos map dscp {chunk} to traffic-class {tc}")
-    return lines
+        tc = policy["prio_tc"][prio]
+        if EOS_DEFAULT_DSCP_TC.get(dscp) != tc:
+            by_tc.setdefault(tc, []).append(str(dscp))
+    return [f"qos map dscp {' '.join(by_tc[tc])} to traffic-class {tc}" for tc in sorted(by_tc)]
 
 
 def eos_config(policy, ports, tx_queue="tx-queue", switchports=(), l3_ports=None):
@@ -638,8 +647,6 @@ def eos_config(policy, ports, tx_queue="tx-queue", switchports=(), l3_ports=None
     eos_cli_config_gen renders ``mtu`` for routed and ``l2 mtu`` for switched ports).
     ``l3_ports`` ({port: {address, mtu}}): routed, with the address and the rail's MTU."""
     l3_ports = l3_ports or {}
-    prio_tc = policy["prio_tc"]
-    cnp_tc = prio_tc[policy["cnp_priority"]]
     lines = [
         *eos_dscp_lines(policy),
         "!",
@@ -662,14 +669,18 @@ def eos_config(policy, ports, tx_queue="tx-queue", switchports=(), l3_ports=None
                 f"recovery-time {_seconds(watchdog['restoration_time_ms'])}",
             ]
     ecn_tcs = _ecn_tcs(policy)
-    queues = sorted({tc for tc, bw in enumerate(policy["tc_bw"]) if bw} | set(ecn_tcs) | {cnp_tc})
+    # A strict-priority queue without ECN (the CNP queue) has nothing that is not EOS'
+    # default, so no block: EOS would not print an empty one.
+    queues = sorted({tc for tc, bw in enumerate(policy["tc_bw"]) if bw} | set(ecn_tcs))
     for tc in queues:
         lines += ["   !", f"   {tx_queue} {tc}"]
         bandwidth = policy["tc_bw"][tc]
         if bandwidth:
             lines += ["      no priority", f"      bandwidth percent {bandwidth}"]
-        else:
-            lines.append("      priority strict")
+        # else strict priority: EOS' default for a tx-queue, not printed in its
+        # running-config (a hardware `show session-config diffs` in aristanetworks/avd
+        # pull request "Rearrange eos_cli_config_gen config order as per EOS 4.35.0F part
+        # 11"), so not rendered: the queue block alone.
         if tc in ecn_tcs:
             lines.append(
                 "      random-detect ecn minimum-threshold "
