@@ -114,6 +114,39 @@ def test_the_reserved_subnet_anycast_identifiers_are_refused():
     assert "reserved subnet anycast address (RFC 2526)" in text
 
 
+@pytest.mark.parametrize(
+    "hosts",
+    [
+        {"gpu63": {"rdma_rail_host_index": 63}},
+        {
+            "gpu63": {
+                "rdma_rail_addresses": {
+                    "rail0": {"ipv4": "10.0.0.9", "ipv6": "2001:db8:0:10:ffff:ffff:ffff:ff7f"}
+                }
+            }
+        },
+    ],
+    ids=["index", "explicit"],
+)
+def test_the_host_end_at_ff7f_is_refused_as_rfc_6164_5_1_b_spells_the_range(hosts):
+    """RFC 6164 5.1 (b): "the highest 128 values (i.e., ffff:ffff:ffff:ff7f to
+    ffff:ffff:ffff:ffff)" - ff7f included (index 63 of a /120 at the top of its /64 gives
+    the /127 ff7e-ff7f: the leaf ff7e, the host ff7f)."""
+    rail = dict(L3, subnet6="2001:db8:0:10:ffff:ffff:ffff:ff00/120")
+    text = _errors(rail, hosts)
+    assert "gives the host end of its /127 on rail rail0 the address" in text
+    assert "2001:db8:0:10:ffff:ffff:ffff:ff7f, a reserved subnet anycast address" in text
+
+
+def test_the_127_just_below_the_reserved_top_is_a_hosts():
+    rail = dict(L3, subnet6="2001:db8:0:10:ffff:ffff:ffff:ff00/120")
+    entry = _entry(rail, "gpu62", {"gpu62": {"rdma_rail_host_index": 62}})
+    assert (entry["address6"], entry["gateway6"]) == (
+        "2001:db8:0:10:ffff:ffff:ffff:ff7d",
+        "2001:db8:0:10:ffff:ffff:ffff:ff7c",
+    )
+
+
 # ---------------------------------------------------------------- rendering
 
 LEAF6 = "2001:db8:0:10::e"

@@ -749,16 +749,19 @@ def leaf_address6(address):
 
 # RFC 6164 5.1: in point-to-point links numbered out of a /64, an interface identifier
 # (the rightmost 64 bits) of all zeros is the Subnet-Router anycast address (RFC 4291)
-# and the highest 128 are reserved subnet anycast addresses (RFC 2526): neither end of
-# a /127 gets one.
+# and (b) "the highest 128 values (i.e., ffff:ffff:ffff:ff7f to ffff:ffff:ffff:ffff)"
+# are reserved subnet anycast addresses (RFC 2526): neither end of a /127 gets one.
+# RFC 2526's 128 are ff80-ffff, but RFC 6164 spells the range from ff7f (129 values):
+# its literal range is followed, since refusing one address more is the safe side.
 IID_MASK = (1 << 64) - 1
+RESERVED_IID_LOW = 0xFFFF_FFFF_FFFF_FF7F
 
 
 def _reserved_iid(address):
     iid = int(address) & IID_MASK
     if iid == 0:
         return "the subnet-router anycast address (RFC 4291 2.6.1)"
-    if iid >= IID_MASK - 127:
+    if iid >= RESERVED_IID_LOW:
         return "a reserved subnet anycast address (RFC 2526)"
     return None
 
