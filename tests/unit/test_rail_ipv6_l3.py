@@ -147,6 +147,57 @@ def test_the_127_just_below_the_reserved_top_is_a_hosts():
     )
 
 
+# The advice of a reserved-identifier refusal fits its case: the subnet-router anycast
+# (all-zero identifier) sits at the bottom of a /64, the reserved subnet anycasts at its
+# top; an index is moved by rdma_rail_host_index, an explicit address by itself.
+TOP = "2001:db8:0:10:ffff:ffff:ffff:ff00/120"
+
+
+def _explicit(ipv6):
+    return {"rdma_rail_addresses": {"rail0": {"ipv4": "10.0.0.9", "ipv6": ipv6}}}
+
+
+def test_index_0_at_the_bottom_of_a_64_is_told_to_start_from_index_1():
+    text = _errors(L3, {"gpu00": {"rdma_rail_host_index": 0}})
+    assert "give gpu00 rdma_rail_host_index 1 or higher" in text
+    assert "or set rdma_rail_addresses.rail0.ipv6" in text
+
+
+def test_an_explicit_address_at_the_bottom_of_a_64_is_told_another_127():
+    text = _errors(L3, {"gpu01": _explicit("2001:db8:0:10::1")})
+    assert "gpu01: rdma_rail_addresses.rail0.ipv6 gives the leaf end" in text
+    assert "set rdma_rail_addresses.rail0.ipv6 to the host end of another /127" in text
+    assert "2001:db8:0:10::3" in text and "rdma_rail_host_index" not in text
+
+
+def test_a_high_index_at_the_top_of_a_64_is_told_a_lower_index_or_another_subnet6():
+    text = _errors(dict(L3, subnet6=TOP), {"gpu64": {"rdma_rail_host_index": 64}})
+    assert "gpu64: rdma_rail_host_index 64 gives the leaf end" in text
+    # index 62's /127 is ff7c-ff7d, the last below ff7f
+    assert "give gpu64 a lower rdma_rail_host_index (62 or lower)" in text
+    assert f"move rdma_rails[0] (rail0).subnet6 ({TOP}) away from the top of its /64" in text
+    assert "or set rdma_rail_addresses.rail0.ipv6" in text
+    assert "from 1" not in text and "1 or higher" not in text
+
+
+def test_an_explicit_address_at_the_top_of_a_64_is_told_the_highest_host_end():
+    text = _errors(L3, {"gpu01": _explicit("2001:db8:0:10:ffff:ffff:ffff:ff81")})
+    assert "gpu01: rdma_rail_addresses.rail0.ipv6 gives the leaf end" in text
+    assert (
+        "set rdma_rail_addresses.rail0.ipv6 to the host end of a /127 below the reserved "
+        "top of its /64 (at most 2001:db8:0:10:ffff:ffff:ffff:ff7d)"
+    ) in text
+    assert "rdma_rail_host_index" not in text
+
+
+def test_an_explicit_subnet_router_anycast_on_a_shared_rail_is_told_another_address():
+    rail = dict(L3, prefix_length=None, gateway=None)
+    text = _errors(rail, {"gpu01": _explicit("2001:db8:0:10::")})
+    assert "subnet-router anycast" in text
+    assert "set rdma_rail_addresses.rail0.ipv6 to another address of" in text
+    assert "2001:db8:0:10::1" in text and "rdma_rail_host_index" not in text
+
+
 # ---------------------------------------------------------------- rendering
 
 LEAF6 = "2001:db8:0:10::e"

@@ -708,6 +708,7 @@ def _host_address6(rail, host, index, explicit, errors):
             errors.append(f"{where} {address} is outside rail {rail['name']}'s subnet6 {net6}")
             return False
         what = f"rdma_rail_addresses.{rail['name']}.ipv6"
+        index = None  # an explicit address wins over the index
     elif index is None:
         return None
     elif l3:
@@ -730,12 +731,12 @@ def _host_address6(rail, host, index, explicit, errors):
         address = ipaddress.ip_address(int(net6.network_address) + index)
         what = f"rdma_rail_host_index {index}"
     if l3:
-        return _p2p6(rail, host, address, what, errors)
+        return _p2p6(rail, host, address, index, errors)
     if address == net6.network_address:
         errors.append(
             f"{host}: {what} gives rail {rail['name']} the address {address}, the "
-            f"subnet-router anycast address of its subnet6 {net6} (RFC 4291 2.6.1): set "
-            f"rdma_rail_addresses.{rail['name']}.ipv6 or a host index from 1"
+            f"subnet-router anycast address of its subnet6 {net6} (RFC 4291 2.6.1): "
+            + _anycast_advice(rail, host, index, address + 1)
         )
         return False
     return str(address), net6.prefixlen, None
@@ -758,17 +759,56 @@ RESERVED_IID_LOW = 0xFFFF_FFFF_FFFF_FF7F
 
 
 def _reserved_iid(address):
+    """(what the address is, "bottom" | "top" of its /64), or None when it is neither."""
     iid = int(address) & IID_MASK
     if iid == 0:
-        return "the subnet-router anycast address (RFC 4291 2.6.1)"
+        return "the subnet-router anycast address (RFC 4291 2.6.1)", "bottom"
     if iid >= RESERVED_IID_LOW:
-        return "a reserved subnet anycast address (RFC 2526)"
+        return "a reserved subnet anycast address (RFC 2526)", "top"
     return None
 
 
-def _p2p6(rail, host, address, what, errors):
-    """(address, 127, gateway) of a host's end of its /127 on an L3 rail, or False."""
+def _anycast_advice(rail, host, index, instead):
+    """What moves a host off a subnet-router anycast address (the bottom of a /64): the
+    next index, or, for an explicit address, ``instead``."""
+    explicit = f"rdma_rail_addresses.{rail['name']}.ipv6"
+    if index is None:
+        what = (
+            f"the host end of another /{P2P6}"
+            if is_l3(rail["prefix_length"])
+            else (f"another address of {rail['subnet6']}")
+        )
+        return f"set {explicit} to {what} (e.g. {instead})"
+    return f"give {host} rdma_rail_host_index {index + 1} or higher, or set {explicit}"
+
+
+def _top_advice(rail, host, index, address):
+    """What moves a host's /127 below the reserved top of its /64: a lower index (the
+    highest that stays below, when subnet6 has one there), a subnet6 lower in its /64, or
+    an explicit address below them."""
+    explicit = f"rdma_rail_addresses.{rail['name']}.ipv6"
+    # The host end of the last /127 below the reserved identifiers of this /64.
+    last_host = ipaddress.ip_address((int(address) & ~IID_MASK) | (RESERVED_IID_LOW - 2))
+    if index is None:
+        return (
+            f"set {explicit} to the host end of a /{P2P6} below the reserved top of its "
+            f"/64 (at most {last_host})"
+        )
+    net6 = ipaddress.ip_network(rail["subnet6"])
+    highest = (int(last_host) - 1 - int(net6.network_address)) // 2
+    lower = f" ({highest} or lower)" if highest >= 0 else ""
+    return (
+        f"give {host} a lower rdma_rail_host_index{lower}, move "
+        f"{_rail_name(rail['position'], rail)}.subnet6 ({net6}) away from the top of its /64, "
+        f"or set {explicit}"
+    )
+
+
+def _p2p6(rail, host, address, index, errors):
+    """(address, 127, gateway) of a host's end of its /127 on an L3 rail, or False.
+    index: the rdma_rail_host_index that gave the address, None when it was explicit."""
     name = rail["name"]
+    what = f"rdma_rail_addresses.{name}.ipv6" if index is None else f"rdma_rail_host_index {index}"
     leaf = leaf_address6(address)
     if address == leaf:
         errors.append(
@@ -779,10 +819,16 @@ def _p2p6(rail, host, address, what, errors):
     for end, who in ((leaf, "leaf"), (address, "host")):
         reserved = _reserved_iid(end)
         if reserved:
+            kind, where = reserved
+            advice = (
+                _anycast_advice(rail, host, index, leaf + 3)
+                if where == "bottom"
+                else _top_advice(rail, host, index, end)
+            )
             errors.append(
                 f"{host}: {what} gives the {who} end of its /{P2P6} on rail {name} the "
-                f"address {end}, {reserved}, which RFC 6164 5.1 keeps off point-to-point "
-                f"links: set rdma_rail_addresses.{name}.ipv6 or a host index from 1"
+                f"address {end}, {kind}, which RFC 6164 5.1 keeps off point-to-point "
+                f"links: {advice}"
             )
             return False
     gateway = str(leaf) if rail["gateway"] == "peer" else None
