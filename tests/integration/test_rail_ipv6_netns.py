@@ -202,3 +202,45 @@ def test_the_127_and_its_default_route_live_and_checked_by_the_drift_probe(netns
     }
     _ip(HOST_NS, "ip", "-6", "addr", "add", "2001:db8:0:99::7/64", "dev", NETDEV, "nodad")
     assert "extra address 2001:db8:0:99::7/64" in rail_drift([link], _probe(link))[NETDEV]
+
+
+# A shared (L2) rail with an IPv6 gateway: the host has subnet6 + index on the /64 and
+# the rail's table `::/0` via gateway6, a router on the same segment.
+SHARED = {
+    "name": "rail0",
+    "netdev": NETDEV,
+    "subnet": "198.51.100.0/24",
+    "gateway": "198.51.100.254",
+    "subnet6": "2001:db8:0:11::/64",
+    "gateway6": "2001:db8:0:11::fe",
+}
+
+
+def test_a_shared_rails_gateway6_is_the_ipv6_default_of_its_table(netns):
+    plan, errors = fabric_rails([SHARED], HOSTS)
+    assert errors == []
+    (link,) = rail_render.rail_links([dict(plan["gpu07"][0], table=100)])
+
+    # The other end of the veth plays the rail's router: gateway and gateway6.
+    _ip(LEAF_NS, "ip", "link", "set", LEAF_PORT, "mtu", str(link["mtu"]), "up")
+    _ip(LEAF_NS, "ip", "addr", "add", "198.51.100.254/24", "dev", LEAF_PORT)
+    _ip(LEAF_NS, "ip", "addr", "add", "2001:db8:0:11::fe/64", "dev", LEAF_PORT, "nodad")
+    _ip(LEAF_NS, "ip", "link", "set", "lo", "up")
+    _ip(LEAF_NS, "ip", "addr", "add", f"{FAR6}/128", "dev", "lo")
+    for command in _host_commands(link):
+        _ip(HOST_NS, *command)
+
+    assert "inet6 2001:db8:0:11::7/64 scope global" in _ip(
+        HOST_NS, "ip", "-6", "addr", "show", "dev", NETDEV
+    )
+    route = _ip(HOST_NS, "ip", "-6", "route", "get", FAR6, "from", "2001:db8:0:11::7")
+    assert f"via 2001:db8:0:11::fe dev {NETDEV}" in route and "table 100" in route
+    # the main table keeps no IPv6 default of the rail's
+    assert "default" not in _ip(HOST_NS, "ip", "-6", "route", "show", "table", "main")
+    assert _udp_echo(FAR6, "2001:db8:0:11::7") == b"rail0"
+
+    assert rail_drift([link], _probe(link)) == {}
+    _ip(HOST_NS, "ip", "-6", "route", "del", "default", "via", "2001:db8:0:11::fe", "table", "100")
+    assert rail_drift([link], _probe(link)) == {
+        NETDEV: ["route to ::/0 via 2001:db8:0:11::fe table 100 missing"]
+    }

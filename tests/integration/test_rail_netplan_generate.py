@@ -47,20 +47,25 @@ def _sections(text):
     return out
 
 
-def test_netplan_generate_renders_the_127_and_its_ipv6_routes(tmp_path):
-    plan, errors = fabric_rails(RAILS, {"gpu07": {"rdma_rail_host_index": 7}})
-    assert errors == []
-    links = rail_render.rail_links(plan["gpu07"])
-    ((path, spec),) = rail_files(links, "netplan").items()
-    target = tmp_path / path.lstrip("/")
+def _generate(entries, root):
+    """The host's netplan file written under root and run through `netplan generate`:
+    the directory of the networkd files netplan wrote."""
+    ((path, spec),) = rail_files(rail_render.rail_links(entries), "netplan").items()
+    target = root / path.lstrip("/")
     target.parent.mkdir(parents=True)
     target.write_text(spec["content"])
     target.chmod(0o600)
     proc = subprocess.run(
-        ["netplan", "generate", "--root-dir", str(tmp_path)], capture_output=True, text=True
+        ["netplan", "generate", "--root-dir", str(root)], capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stderr
-    network = tmp_path / "run/systemd/network/10-netplan-ens17np0.network"
+    return root / "run/systemd/network"
+
+
+def test_netplan_generate_renders_the_127_and_its_ipv6_routes(tmp_path):
+    plan, errors = fabric_rails(RAILS, {"gpu07": {"rdma_rail_host_index": 7}})
+    assert errors == []
+    network = _generate(plan["gpu07"], tmp_path) / "10-netplan-ens17np0.network"
     sections = _sections(network.read_text())
     (net,) = [keys for name, keys in sections if name == "Network"]
     assert "2001:db8:0:10::f/127" in net["Address"] and "192.0.2.15/31" in net["Address"]
@@ -80,3 +85,19 @@ def test_netplan_generate_renders_the_127_and_its_ipv6_routes(tmp_path):
     (net,) = [keys for name, keys in shared if name == "Network"]
     assert "2001:db8:0:11::7/64" in net["Address"]
     assert not any(keys.get("Destination") == ["::/0"] for name, keys in shared if name == "Route")
+
+
+def test_netplan_generate_renders_a_shared_rails_gateway6_in_its_table(tmp_path):
+    """A shared rail's gateway6: the rail's table gets ::/0 via it, as the IPv4 default
+    via gateway, and the main table none."""
+    rail = dict(RAILS[1], gateway="198.51.100.254", gateway6="2001:db8:0:11::fe")
+    plan, errors = fabric_rails([RAILS[0], rail], {"gpu07": {"rdma_rail_host_index": 7}})
+    assert errors == []
+    network = _generate(plan["gpu07"], tmp_path) / "10-netplan-ens18np0.network"
+    sections = _sections(network.read_text())
+    routes = [{k: v[0] for k, v in keys.items()} for name, keys in sections if name == "Route"]
+    defaults = {r["Gateway"]: r for r in routes if r["Destination"] in ("::/0", "0.0.0.0/0")}
+    assert defaults["2001:db8:0:11::fe"]["Destination"] == "::/0"
+    assert defaults["2001:db8:0:11::fe"]["Table"] == "101"
+    assert defaults["198.51.100.254"]["Table"] == "101"
+    assert len(defaults) == 2

@@ -35,6 +35,8 @@ subnet: the leaf has its even address, the host the odd one (gateway ``peer`` = 
 leaf); with ``prefix_length: 30`` the i-th /30: leaf first usable, host second. IPv6
 follows: on such an L3 rail with ``subnet6`` host index i owns the i-th /127 of subnet6
 (RFC 6164), the leaf the first address, the host the second (gateway ``peer``: the leaf).
+A shared rail's IPv6 gateway is ``gateway6`` (an address of subnet6), as ``gateway`` is
+its IPv4 one: the rail's table gets ``::/0`` via it.
 
 P_Keys: ``bind_pkeys`` checks each rail's ``pkeys`` against ib_subnet_manager_partitions
 (an unknown partition is an error naming both variables) and adds ``pkey`` (the child's
@@ -210,6 +212,7 @@ MUST = {
     "subnet": "an IPv4 network in CIDR form",
     "subnet6": "an IPv6 network in CIDR form",
     "gateway": "an IPv4 address or 'peer'",
+    "gateway6": "an IPv6 address",
     "device": "a string",
     "netdev": "a string",
     "pci": "a string",
@@ -367,20 +370,16 @@ def _normalize_rail(rail, position, where, policy_mtu, errors, seen):
     gateway = params["gateway"]
     if check.refuses("gateway"):
         gateway = None
-    elif gateway not in (None, "peer"):
-        try:
-            gw = ipaddress.ip_address(gateway)
-        except ValueError:
-            check.bad("gateway")
-            gateway = None
-        else:
-            if subnet is not None and gw not in subnet:
-                errors.append(f"{where}.gateway {gateway} is outside the rail's subnet {subnet}")
-            gateway = str(gw)
-    elif gateway == "peer" and prefix_length not in (30, 31):
-        errors.append(f"{where}.gateway 'peer' needs prefix_length 30 or 31")
-    if gateway not in (None, "peer") and subnet is not None:
-        gateway_errors(where, gateway, subnet, prefix_length, errors)
+    elif gateway == "peer":
+        if not is_l3(prefix_length):
+            errors.append(f"{where}.gateway 'peer' needs prefix_length 30 or 31")
+    elif gateway is not None:
+        gateway = _fixed_gateway(check, "gateway", gateway, subnet, prefix_length)
+    gateway6 = None
+    if not check.refuses("gateway6") and params["gateway6"] is not None:
+        if params["subnet6"] is None:
+            errors.append(f"{where}.gateway6 needs a subnet6 (the rail's IPv6 network)")
+        gateway6 = _fixed_gateway(check, "gateway6", params["gateway6"], subnet6, prefix_length)
     if subnet6 is not None and is_l3(prefix_length) and subnet6.prefixlen > P2P6:
         errors.append(
             f"{where}.subnet6 {subnet6} holds no /{P2P6}: on an L3 rail (prefix_length "
@@ -409,6 +408,7 @@ def _normalize_rail(rail, position, where, policy_mtu, errors, seen):
         "mtu_given": params["mtu"] is not None,
         "prefix_length": prefix_length,
         "gateway": gateway or None,
+        "gateway6": gateway6,
         "ipoib_mode": ipoib_mode if link_layer == "infiniband" else None,
         "pkeys": pkeys,
         "table": table,
@@ -457,19 +457,47 @@ def normalize_rails(rails, policy_mtu=None):
     return (None, errors) if errors else (out, [])
 
 
+def _fixed_gateway(check, key, value, net, prefix_length):
+    """A rail's fixed gateway (``gateway`` in subnet, ``gateway6`` in subnet6) as text, or
+    None with its errors said: an address inside the rail's network (when it has one)
+    that gateway_errors accepts. value: the key's value as the schema read it."""
+    try:
+        gw = ipaddress.ip_address(value if isinstance(value, str) else "-")
+    except ValueError:
+        check.bad(key)
+        return None
+    where = f"{check.where}.{key}"
+    if net is None:
+        return str(gw)
+    if gw not in net:
+        network = "subnet6" if net.version == 6 else "subnet"
+        check.errors.append(f"{where} {gw} is outside the rail's {network} {net}")
+        return None
+    before = len(check.errors)
+    gateway_errors(where, gw, net, prefix_length, check.errors)
+    return str(gw) if len(check.errors) == before else None
+
+
 def gateway_errors(where, gateway, subnet, prefix_length, errors):
-    """A fixed gateway must be a host address of the rail's subnet, and only on a shared
-    (L2) rail: on a /31 or /30 rail every host has its own block, so one gateway fits at
-    most one host (the kernel refuses the route on every other one)."""
+    """A fixed gateway (``where``: the variable) must be a host address of the rail's
+    subnet (or subnet6), and only on a shared (L2) rail: on a /31 or /30 rail every host
+    has its own block (its own /127 of subnet6), so one gateway fits at most one host
+    (the kernel refuses the route on every other one) and the leaf's end of each block
+    is the gateway (gateway: peer)."""
     gw = ipaddress.ip_address(gateway)
-    if prefix_length in (30, 31) and prefix_length != subnet.prefixlen:
+    if gw.version == 6:
+        block, shared = P2P6, not is_l3(prefix_length)
+        reserved = {subnet.network_address: "subnet-router anycast"}
+    else:
+        block, shared = prefix_length, not is_l3(prefix_length) or prefix_length == subnet.prefixlen
+        reserved = {subnet.network_address: "network", subnet.broadcast_address: "broadcast"}
+    if not shared:
         errors.append(
-            f"{where}.gateway {gateway}: a /{prefix_length} rail gives each host its own "
-            f"/{prefix_length}, so one fixed gateway fits at most one host; use gateway: peer"
+            f"{where} {gateway}: a /{prefix_length} rail gives each host its own /{block}, "
+            "so one fixed gateway fits at most one host; use gateway: peer"
         )
-    elif subnet.prefixlen < 31 and gw in (subnet.network_address, subnet.broadcast_address):
-        what = "network" if gw == subnet.network_address else "broadcast"
-        errors.append(f"{where}.gateway {gateway} is the {what} address of {subnet}")
+    elif subnet.prefixlen < subnet.max_prefixlen - 1 and gw in reserved:
+        errors.append(f"{where} {gateway} is the {reserved[gw]} address of {subnet}")
 
 
 def _rail_networks(rails):
@@ -663,12 +691,7 @@ def host_rails(rails, host, host_vars):
             if got is None:
                 continue
             entry["address"], entry["prefix_length"], entry["gateway"] = got
-            if entry["gateway"] and entry["gateway"] == entry["address"]:
-                errors.append(
-                    f"{host}: rail {rail['name']} address {entry['address']} is the rail's "
-                    f"gateway ({_rail_name(rail['position'], rail)}.gateway): a host cannot "
-                    "route through itself"
-                )
+            if _own_gateway(host, rail, got, "gateway", errors):
                 continue
         if rail["pkeys"]:
             entry["pkeys"] = _pkey_addresses(rail, host, index, explicit, errors)
@@ -676,10 +699,26 @@ def host_rails(rails, host, host_vars):
             got6 = _host_address6(rail, host, index, explicit.get(rail["name"]), errors)
             if got6 is False:
                 continue
+            if got6 and _own_gateway(host, rail, got6, "gateway6", errors):
+                continue
             if got6:
                 entry["address6"], entry["prefix_length6"], entry["gateway6"] = got6
         out.append(entry)
     return (None, errors) if errors else (out, [])
+
+
+def _own_gateway(host, rail, got, key, errors):
+    """Whether a host's (address, prefix length, gateway) on a rail has its own address
+    as the gateway (said, naming the rail's ``key``): a host cannot route through
+    itself."""
+    address, _prefix, gateway = got
+    if gateway and gateway == address:
+        errors.append(
+            f"{host}: rail {rail['name']} address {address} is the rail's gateway "
+            f"({_rail_name(rail['position'], rail)}.{key}): a host cannot route through itself"
+        )
+        return True
+    return False
 
 
 def _host_address6(rail, host, index, explicit, errors):
@@ -739,7 +778,7 @@ def _host_address6(rail, host, index, explicit, errors):
             + _anycast_advice(rail, host, index, address + 1)
         )
         return False
-    return str(address), net6.prefixlen, None
+    return str(address), net6.prefixlen, rail["gateway6"]
 
 
 def leaf_address6(address):

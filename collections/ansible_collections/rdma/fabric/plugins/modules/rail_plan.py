@@ -24,7 +24,9 @@ description:
     C(peer) as the gateway), a P_Key child MTU outside its parent's IPoIB mode range, and a
     rail subnet that overlaps a host's management network (the network of its
     default route, from the gathered facts of the hosts that have them; the hosts named).
-  - Also refused - a host address equal to the rail's gateway, an explicit /30 address
+  - Also refused - a host address equal to the rail's gateway (or C(gateway6)), a
+    C(gateway6) outside C(subnet6), on a rail without subnet6 or on an L3 rail (there the
+    leaf's end of each /127 is the gateway - C(gateway=peer)), an explicit /30 address
     that is its block's network, leaf or broadcast address, an IPv6 address outside
     C(subnet6) (or not an IPv6 address), subnet6 + index 0 (the subnet-router anycast
     address), loopback, link-local, multicast and 0.0.0.0/8 subnets.
@@ -81,8 +83,8 @@ plan:
     - Per host, its rails in rail order, each with C(name), C(selector), C(port),
       C(link_layer), C(address), C(prefix_length), C(gateway), C(address6),
       C(prefix_length6) (127 on an L3 rail, else subnet6's), C(gateway6) (the leaf's end
-      of the /127 with C(gateway=peer)), C(mtu), C(table), C(ipoib_mode), C(pkeys) (with
-      C(pkey), C(netdev_suffix), C(address)).
+      of the /127 with C(gateway=peer), a shared rail's C(gateway6)), C(mtu), C(table),
+      C(ipoib_mode), C(pkeys) (with C(pkey), C(netdev_suffix), C(address)).
   returned: success
   type: dict
   sample: {"gpu01": [{"name": "rail0", "address": "10.0.0.1", "mtu": 9000, "table": 100}]}
