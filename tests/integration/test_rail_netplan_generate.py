@@ -101,3 +101,36 @@ def test_netplan_generate_renders_a_shared_rails_gateway6_in_its_table(tmp_path)
     assert defaults["2001:db8:0:11::fe"]["Table"] == "101"
     assert defaults["198.51.100.254"]["Table"] == "101"
     assert len(defaults) == 2
+
+
+def test_netplan_writes_scope_link_on_a_via_less_ipv6_route_and_no_yaml_avoids_it(tmp_path):
+    """A known limit of netplan (0.106 here), pinned: a unicast route without `via` gets
+    scope link by default and netplan's networkd writer puts any non-global scope into
+    `Scope=`, whatever the family; `scope: global` without `via` is refused ("global
+    unicast route must include both a 'to' and 'via' IP", parse.c). So the rail's /127
+    route in its table comes out with Scope=link, which systemd-networkd ignores on an
+    IPv6 route with a warning (networkd-route.c, "Scope= is specified for IPv6 route. It
+    will be ignored."): the route is made, a warning is logged. The YAML we write has no
+    scope on it (tests/unit/test_rail_ipv6_l3.py)."""
+    plan, errors = fabric_rails(RAILS[:1], {"gpu07": {"rdma_rail_host_index": 7}})
+    assert errors == []
+    network = _generate(plan["gpu07"], tmp_path / "ours") / "10-netplan-ens17np0.network"
+    routes = [keys for name, keys in _sections(network.read_text()) if name == "Route"]
+    (block,) = [r for r in routes if r["Destination"] == ["2001:db8:0:10::e/127"]]
+    assert block.get("Scope") == ["link"] and "Gateway" not in block
+
+    target = tmp_path / "global/etc/netplan/60-rdma-rails.yaml"
+    target.parent.mkdir(parents=True)
+    target.write_text(
+        "network:\n  version: 2\n  renderer: networkd\n  ethernets:\n    ens17np0:\n"
+        "      addresses: ['2001:db8:0:10::f/127']\n"
+        "      routes: [{to: '2001:db8:0:10::e/127', table: 100, scope: global}]\n"
+    )
+    target.chmod(0o600)
+    proc = subprocess.run(
+        ["netplan", "generate", "--root-dir", str(tmp_path / "global")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode != 0
+    assert "route must include both a 'to' and 'via' IP" in proc.stderr
