@@ -129,6 +129,14 @@ RENDER_PLAY = """
 """
 
 
+# The role's own path (its argument spec, rail_plan, the renderers) with a shared rail's
+# IPv6 gateway beside the IPv4 one.
+ROLE_RAILS = [
+    RAILS[0],
+    dict(RAILS[1], subnet6="2001:db8:0:11::/64", gateway6="2001:db8:0:11::fe"),
+]
+
+
 def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
     inventory = tmp_path / "hosts.yml"
     inventory.write_text(
@@ -146,7 +154,7 @@ def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
                         "gpu02": {"ansible_host": "rf-no-such-gpu02", "rdma_rail_host_index": 2},
                     },
                     "vars": {
-                        "rdma_rails": RAILS,
+                        "rdma_rails": ROLE_RAILS,
                         "rdma_rails_state": "rendered",
                         "rdma_rails_backend": "networkd",
                         "rdma_rails_nccl": True,
@@ -175,6 +183,10 @@ def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
         ).read_text()
         assert f"Address={address}" in text
         assert (tmp_path / "out" / host / "etc/nccl.conf").exists()
+    rail1 = (tmp_path / "out/gpu02/etc/systemd/network/40-rdma-rail-rail1.network").read_text()
+    assert "Address=2001:db8:0:11::2/64" in rail1
+    assert "[Route]\nDestination=::/0\nGateway=2001:db8:0:11::fe\nTable=101\n" in rail1
+    assert "[Route]\nDestination=0.0.0.0/0\nGateway=10.0.1.254\nTable=101\n" in rail1
     # gpu01's systemd is 249 (its host_vars): its drop-in has the keys 249 knows.
     conf = "etc/systemd/networkd.conf.d/60-rdma-rails.conf"
     assert "ManageForeignNextHops" not in (tmp_path / "out" / "gpu01" / conf).read_text()
