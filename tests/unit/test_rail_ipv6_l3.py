@@ -180,6 +180,14 @@ def test_a_high_index_at_the_top_of_a_64_is_told_a_lower_index_or_another_subnet
     assert "from 1" not in text and "1 or higher" not in text
 
 
+def test_a_subnet6_wholly_in_the_reserved_top_is_told_no_index():
+    rail = dict(L3, subnet6="2001:db8:0:10:ffff:ffff:ffff:ff80/121")
+    text = _errors(rail, {"gpu01": {"rdma_rail_host_index": 1}})
+    assert "gpu01: rdma_rail_host_index 1 gives the leaf end" in text
+    assert "lower rdma_rail_host_index" not in text
+    assert "move rdma_rails[0] (rail0).subnet6 (2001:db8:0:10:ffff:ffff:ffff:ff80/121) away" in text
+
+
 def test_an_explicit_address_at_the_top_of_a_64_is_told_the_highest_host_end():
     text = _errors(L3, {"gpu01": _explicit("2001:db8:0:10:ffff:ffff:ffff:ff81")})
     assert "gpu01: rdma_rail_addresses.rail0.ipv6 gives the leaf end" in text

@@ -835,11 +835,13 @@ def _top_advice(rail, host, index, address):
         )
     net6 = ipaddress.ip_network(rail["subnet6"])
     highest = (int(last_host) - 1 - int(net6.network_address)) // 2
-    lower = f" ({highest} or lower)" if highest >= 0 else ""
+    # A subnet6 wholly inside the reserved top has no index that helps.
+    lower = (
+        f"give {host} a lower rdma_rail_host_index ({highest} or lower), " if highest >= 0 else ""
+    )
     return (
-        f"give {host} a lower rdma_rail_host_index{lower}, move "
-        f"{_rail_name(rail['position'], rail)}.subnet6 ({net6}) away from the top of its /64, "
-        f"or set {explicit}"
+        f"{lower}move {_rail_name(rail['position'], rail)}.subnet6 ({net6}) away from the top "
+        f"of its /64, or set {explicit}"
     )
 
 
