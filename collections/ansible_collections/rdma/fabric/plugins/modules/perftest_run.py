@@ -549,10 +549,10 @@ def _ports_down(module, ports):
     return down
 
 
-def _not_run_on_a_down_port(test, since):
-    device, port = _side_port(test["argv"])
+def _not_run_on_a_down_port(side_id, device_port, since):
+    device, port = device_port
     return {
-        "id": test["id"],
+        "id": side_id,
         "rc": None,
         "result": {},
         "port_down": True,
@@ -706,11 +706,13 @@ def schedule(module, tests, state_dir):
                 since_round.setdefault(port, number)
             else:
                 since_round.pop(port, None)  # up again: its sides run
-        skipped = [t for t in mine if _side_port(t["argv"]) in down]
-        for test in skipped:
+        live = []
+        for test in mine:
             port = _side_port(test["argv"])
-            results[test["id"]] = _not_run_on_a_down_port(test, since_round[port])
-        live = [t for t in mine if t not in skipped]
+            if port in down:
+                results[test["id"]] = _not_run_on_a_down_port(test["id"], port, since_round[port])
+            else:
+                live.append(test)
         before = _counters(module, ports)
         # A server lives until the round's deadline at most (its timeout(1) a bit more).
         lifetime = max(1, int(server_deadline - time.time()) + 5)
