@@ -345,3 +345,73 @@ def test_a_limited_run_is_verified_and_reported_partial(run_playbook, tmp_path, 
     html = (reports / "latest" / "report.html").read_text()
     assert "<strong>partial run</strong>: 2 of 3 hosts verified; not verified: lab3" in html
     assert "partial: 2 of 3 hosts of rdma_hosts verified; not in this run: lab3" in output
+
+
+# Removes lab2's outcomes file from its state directory (lab2 is this machine) between
+# its schedule task's result and the fetch (the next task): a host whose /run was
+# cleared, or whose file a cleanup took, after its schedule came back. A callback runs
+# in the controller as each host's result arrives, before the play's next task starts.
+VANISH_CALLBACK = """\
+import os
+
+from ansible.plugins.callback import CallbackBase
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "aggregate"
+    CALLBACK_NAME = "outcomes_vanish"
+
+    def v2_runner_on_ok(self, result):
+        outcomes = result._result.get("outcomes")
+        if result._host.get_name() == "lab2" and isinstance(outcomes, dict):
+            os.unlink(outcomes["path"])
+            self._display.display("outcomes_vanish: removed " + outcomes["path"])
+"""
+
+
+def test_a_host_whose_outcomes_file_vanished_before_the_fetch_is_lost(
+    run_playbook, tmp_path, verify_ports
+):
+    """lab2's schedule ran and came back, then its outcomes file was gone before the
+    fetch: lab2 fails at the fetch, naming it, and the judge takes it as lost during
+    traffic (unreachable, its partners' tests "peer lost"), never as bad HCAs; the
+    tests between lab1 and lab3 pass."""
+    env = three_hosts(tmp_path)
+    playbook = tmp_path / "verify.yml"
+    playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
+    # A callback next to the playbook is loaded without being enabled by name.
+    (tmp_path / "callback_plugins").mkdir()
+    (tmp_path / "callback_plugins" / "outcomes_vanish.py").write_text(VANISH_CALLBACK)
+    reports = tmp_path / "reports"
+    proc = run_playbook(
+        "-i",
+        str(tmp_path / "hosts.ini"),
+        str(playbook),
+        "-e",
+        json.dumps(quick_extra(reports, verify_ports)),
+        env=env,
+        timeout=600,
+    )
+    output = proc.output
+    assert "outcomes_vanish: removed " in output, output[-6000:]
+    assert proc.returncode == 2, output[-6000:]
+    failed = [
+        e
+        for e in proc.events
+        if e.get("event") == "runner_on_failed"
+        and e["event_data"]["task"].startswith("Fetch this host's outcomes")
+    ]
+    assert [e["event_data"]["host"] for e in failed] == ["lab2"], output[-6000:]
+    results = json.loads((reports / "latest" / "results.json").read_text())
+    summary = results["summary"]
+    assert summary["unreachable"] == ["lab2"], summary
+    assert summary["bad_hosts"] == [] and summary["bad_rails"] == [], summary
+    # lab2: 2 peers x 2 ways x 2 rails; lab1 and lab3: 2 ways x 2 rails.
+    assert summary["tests_peer_lost"] == 8 and summary["tests_failed"] == 0, summary
+    lost = [p for p in results["pairs"] if "lab2" in (p["server"], p["client"])]
+    assert len(lost) == 8 and {p["outcome"] for p in lost} == {"peer lost"}, lost
+    others = [p for p in results["pairs"] if p not in lost]
+    assert len(others) == 4 and {p["outcome"] for p in others} == {"passed"}, others
+    [row] = [c for c in results["checks"] if c["host"] == "lab2" and c["check"] == "reachable"]
+    assert not row["ok"] and row["detail"] == "lost during traffic: no perftest result came back"

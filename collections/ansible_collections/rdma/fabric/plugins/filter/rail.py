@@ -54,12 +54,17 @@ def systemd_version(text):
 
 
 def rail_files(links, backend, systemctl_version=None):
-    """{path: {content, mode}} of the backend's files for these links. networkd: with
-    systemctl_version (`systemctl --version`'s output) before 250, the P_Key children's
-    oneshot units in /etc/systemd/system too (rail_render.pkey_units)."""
+    """{path: {content, mode}} of the backend's files for these links, on the host whose
+    `systemctl --version` printed systemctl_version (see backend_files)."""
+    return backend_files(links, backend, systemd_version(systemctl_version))
+
+
+def backend_files(links, backend, version=None):
+    """{path: {content, mode}} of the backend's files for these links. networkd: with a
+    systemd version (int) before 250, the P_Key children's oneshot units in
+    /etc/systemd/system too (rail_render.pkey_units); None: the 250 form."""
     units = {}
     if backend == "networkd":
-        version = systemd_version(systemctl_version)
         files = rail_render.networkd_files(links, version)
         units = rail_render.pkey_units(links, version)
         mode = "0644"
@@ -160,8 +165,7 @@ def rail_rendered(
     version = _given_systemd_version(systemd)
     resolved = rail_render.offline_entries(entries)
     links = rail_render.rail_links(resolved)
-    systemctl = f"systemd {version}" if version else None  # as `systemctl --version` says
-    files = {path: v["content"] for path, v in rail_files(links, backend, systemctl).items()}
+    files = {path: v["content"] for path, v in backend_files(links, backend, version).items()}
     files[paths["sysctl"]] = rail_render.sysctl_conf(links)
     if backend in ("networkd", "netplan"):
         files[paths["networkd_conf"]] = rail_render.networkd_conf(version)

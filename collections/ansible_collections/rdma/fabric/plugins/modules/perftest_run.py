@@ -136,7 +136,7 @@ options:
         C(last_round) (the round just finished), C(sides_done), C(sides_failed) and
         C(elapsed) seconds (JSON). It stays when the schedule ends (verify_wait reads the
         last rounds from it after the job's end); the next run's schedule removes the
-        C(progress-*.json) files of earlier runs in O(state_dir).
+        C(progress-*.json) files (and C(.tmp) ones) of earlier runs in O(state_dir).
     type: path
   outcomes_file:
     description:
@@ -145,7 +145,8 @@ options:
         RV(tests). At 1,024 hosts x 8 rails full a host has 8,184 sides, megabytes that
         would stay in the controller's memory as the registered result. Fetch the file
         (M(ansible.builtin.fetch)). The next run's schedule removes the
-        C(outcomes-*.jsonl.gz) files of earlier runs in O(state_dir).
+        C(outcomes-*.jsonl.gz) files of earlier runs in O(state_dir), and the C(.tmp)
+        file (written aside, then renamed) that a run killed while writing left.
     type: path
 extends_documentation_fragment:
   - rdma.fabric.attributes
@@ -548,10 +549,10 @@ def _ports_down(module, ports):
     return down
 
 
-def _not_run_on_a_down_port(test, since):
-    device, port = _side_port(test["argv"])
+def _not_run_on_a_down_port(side_id, device_port, since):
+    device, port = device_port
     return {
-        "id": test["id"],
+        "id": side_id,
         "rc": None,
         "result": {},
         "port_down": True,
@@ -601,6 +602,11 @@ def _cmdline(pid):
         return ""
 
 
+# What an earlier run's progress and outcomes files end with (a .tmp: their write was
+# cut short).
+EARLIER_FILES = (".json", ".gz", ".json.tmp", ".gz.tmp")
+
+
 def _stop_earlier_run(state_dir, run):
     """Stop an earlier run's schedule still going here (an interrupted run's async job goes
     on to its deadline, starting servers round after round) and every side it left.
@@ -616,9 +622,13 @@ def _stop_earlier_run(state_dir, run):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         for name in sorted(os.listdir(state_dir)):
-            if name.startswith(("progress-", "outcomes-")) and name.endswith((".json", ".gz")):
+            if name.startswith(("progress-", "outcomes-")) and name.endswith(EARLIER_FILES):
                 # An earlier run's progress (kept after its schedule ended, so that
-                # verify_wait could read its last rounds) and outcomes (fetched).
+                # verify_wait could read its last rounds) and outcomes (fetched), and the
+                # .tmp of either that a run killed while writing it left (written aside,
+                # then renamed). Never this run's: the first host of this run on this
+                # machine comes here before it writes any, and marks the run as its
+                # own for the hosts after it (the test above).
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(state_dir, name))
                 continue
@@ -696,11 +706,13 @@ def schedule(module, tests, state_dir):
                 since_round.setdefault(port, number)
             else:
                 since_round.pop(port, None)  # up again: its sides run
-        skipped = [t for t in mine if _side_port(t["argv"]) in down]
-        for test in skipped:
+        live = []
+        for test in mine:
             port = _side_port(test["argv"])
-            results[test["id"]] = _not_run_on_a_down_port(test, since_round[port])
-        live = [t for t in mine if t not in skipped]
+            if port in down:
+                results[test["id"]] = _not_run_on_a_down_port(test["id"], port, since_round[port])
+            else:
+                live.append(test)
         before = _counters(module, ports)
         # A server lives until the round's deadline at most (its timeout(1) a bit more).
         lifetime = max(1, int(server_deadline - time.time()) + 5)
