@@ -7,6 +7,8 @@ site.yml at rack scale. A test world, not a rack: no RDMA, no switch ASIC.
                            the fault plan is planted and verify.yml judged (report)
     fleet.py down          remove every container, network and process the harness made
     fleet.py all N         up, run (and faults with --faults), down; prints the figures
+    fleet.py ci N          make test's budget run: up, first run, one fault planted (a slow
+                           rail), second run (changed=0, the fault judged), down
 
 What a host is (each fact from the recorded shapes of tests/support/sysfs_tree.py and
 tests/harness/recorded_roce_host.py):
@@ -519,6 +521,18 @@ class Silencer(threading.Thread):
             time.sleep(0.5)
 
 
+def plant_slow_rail(state: Path, slow: dict) -> None:
+    """Only the slow rail of the fault plan: its host's perftest stand-in map says so.
+    The recorded tree (the state the roles wrote into it) is left as it is, so a run
+    after this one has nothing to change."""
+    hosts = json.loads((state / "fleet.json").read_text())["hosts"]
+    path = state / "hosts" / slow["host"] / "perftest.json"
+    ports = json.loads(path.read_text())
+    device = host_layout(hosts.index(slow["host"]))[slow["rail"]][0]
+    ports[device]["gbps"] = round(NORMAL_GBPS * slow["fraction"], 4)
+    path.write_text(json.dumps(ports, indent=1))
+
+
 def plant_faults(state: Path, plan: dict) -> None:
     hosts = json.loads((state / "fleet.json").read_text())["hosts"]
     for position, name in enumerate(hosts):
@@ -533,7 +547,7 @@ def plant_faults(state: Path, plan: dict) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["up", "run", "faults", "down", "all"])
+    parser.add_argument("command", choices=["up", "run", "faults", "down", "all", "ci"])
     parser.add_argument("count", nargs="?", type=int, default=8)
     parser.add_argument("--state", type=Path, default=DEFAULT_STATE)
     parser.add_argument("--faults", action="store_true", help="with all: also the fault run")
@@ -550,7 +564,7 @@ def main() -> int:
         return 0
     figures: dict = {}
     try:
-        if args.command in ("up", "all"):
+        if args.command in ("up", "all", "ci"):
             if args.count < 8:
                 parser.error("count: the fault plan needs at least 8 hosts")
             started = time.monotonic()
@@ -567,13 +581,32 @@ def main() -> int:
             figures["check"] = playbook(state, "check", [*mode, "--check", "--diff"])
         if args.command == "faults" or (args.command == "all" and args.faults):
             figures["faults"] = run_faults(state, ["-e", f"rdma_verify_mode={args.verify_mode}"])
+        if args.command == "ci":
+            figures.update(run_ci(state, args.verify_mode))
     finally:
         if args.out:
             args.out.write_text(json.dumps(figures, indent=1))
         print(json.dumps(figures, indent=1))
-        if args.command == "all" and not args.keep:
+        if args.command in ("all", "ci") and not args.keep:
             down(state)
     return 0
+
+
+def run_ci(state: Path, verify_mode: str) -> dict:
+    """The first run, then the plan's slow rail planted and site.yml run again: the
+    second run changes nothing and its verification names exactly that rail."""
+    mode = ["-e", f"rdma_verify_mode={verify_mode}"]
+    figures = {"verify_mode": verify_mode, "first": playbook(state, "first", mode)}
+    hosts = json.loads((state / "fleet.json").read_text())["hosts"]
+    slow = fault_plan(hosts)["slow"]
+    plant_slow_rail(state, slow)
+    report = state / "reports/latest/results.json"
+    report.unlink(missing_ok=True)  # the first run's: only the second's may be judged
+    figures["second"] = playbook(state, "second", mode)
+    figures["second"]["plan"] = {"slow": slow}
+    figures["second"]["report"] = str(report) if report.exists() else None
+    figures["memory"] = fleet_memory()
+    return figures
 
 
 def run_faults(state: Path, extra: list[str]) -> dict:
