@@ -107,11 +107,14 @@ def test_index_0_would_give_the_leaf_the_subnet_router_anycast_address():
     assert "subnet-router anycast" in text and "RFC 6164" in text
 
 
-def test_the_reserved_subnet_anycast_identifiers_are_refused():
+def test_the_highest_identifiers_of_a_64_are_refused_as_rfc_6164_keeps_them_off_p2p():
+    # ffff:ffff:ffff:ff80 is RFC 2526's range with the u/l bit set: not RFC 2526's
+    # (fdff:..., tests/unit/test_rail_gateway6_review_r1.py), RFC 6164 5.1 (b)'s.
     rail = dict(L3, subnet6="2001:db8:0:10:ffff:ffff:ffff:ff00/120")
     text = _errors(rail, {"gpu64": {"rdma_rail_host_index": 64}})
     assert "gpu64: rdma_rail_host_index 64 gives the leaf end" in text
-    assert "reserved subnet anycast address (RFC 2526)" in text
+    assert "kept off point-to-point links by RFC 6164 5.1 (b)" in text
+    assert "RFC 2526" not in text
 
 
 @pytest.mark.parametrize(
@@ -135,7 +138,10 @@ def test_the_host_end_at_ff7f_is_refused_as_rfc_6164_5_1_b_spells_the_range(host
     rail = dict(L3, subnet6="2001:db8:0:10:ffff:ffff:ffff:ff00/120")
     text = _errors(rail, hosts)
     assert "gives the host end of its /127 on rail rail0 the address" in text
-    assert "2001:db8:0:10:ffff:ffff:ffff:ff7f, a reserved subnet anycast address" in text
+    assert (
+        "2001:db8:0:10:ffff:ffff:ffff:ff7f, an interface identifier kept off point-to-point "
+        "links by RFC 6164 5.1 (b)"
+    ) in text
 
 
 def test_the_127_just_below_the_reserved_top_is_a_hosts():
@@ -175,7 +181,9 @@ def test_a_high_index_at_the_top_of_a_64_is_told_a_lower_index_or_another_subnet
     assert "gpu64: rdma_rail_host_index 64 gives the leaf end" in text
     # index 62's /127 is ff7c-ff7d, the last below ff7f
     assert "give gpu64 a lower rdma_rail_host_index (62 or lower)" in text
-    assert f"move rdma_rails[0] (rail0).subnet6 ({TOP}) away from the top of its /64" in text
+    assert (
+        f"move rdma_rails[0] (rail0).subnet6 ({TOP}) away from the reserved top of its /64"
+    ) in text
     assert "or set rdma_rail_addresses.rail0.ipv6" in text
     assert "from 1" not in text and "1 or higher" not in text
 
