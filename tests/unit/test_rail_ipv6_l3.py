@@ -206,6 +206,67 @@ def test_an_explicit_address_at_the_top_of_a_64_is_told_the_highest_host_end():
     assert "rdma_rail_host_index" not in text
 
 
+# RFC 2526's reserved subnet anycast identifiers (fdff:ffff:ffff:ff80-ffff) sit below the
+# top of a /64: the advice names the highest index below them, and an explicit address
+# may go below or above them.
+RFC2526 = "2001:db8:0:10:fdff:ffff:ffff:ff00/120"
+
+
+def test_a_high_index_in_rfc_2526s_range_is_told_a_lower_index_or_another_subnet6():
+    text = _errors(dict(L3, subnet6=RFC2526), {"gpu64": {"rdma_rail_host_index": 64}})
+    assert (
+        "gpu64: rdma_rail_host_index 64 gives the leaf end of its /127 on rail rail0 the "
+        "address 2001:db8:0:10:fdff:ffff:ffff:ff80, a reserved subnet anycast address "
+        "(RFC 2526"
+    ) in text
+    # index 63's /127 is ff7e-ff7f, the last below ff80
+    assert "give gpu64 a lower rdma_rail_host_index (63 or lower)" in text
+    assert (
+        f"move rdma_rails[0] (rail0).subnet6 ({RFC2526}) away from RFC 2526's reserved "
+        "subnet anycast identifiers of its /64"
+    ) in text
+    assert "top" not in text and "RFC 6164" not in text
+
+
+def test_the_127_just_below_rfc_2526s_range_is_a_hosts():
+    entry = _entry(dict(L3, subnet6=RFC2526), "gpu63", {"gpu63": {"rdma_rail_host_index": 63}})
+    assert entry["address6"] == "2001:db8:0:10:fdff:ffff:ffff:ff7f"
+
+
+def test_a_subnet6_wholly_in_rfc_2526s_range_is_told_no_index():
+    rail = dict(L3, subnet6="2001:db8:0:10:fdff:ffff:ffff:ff80/121")
+    text = _errors(rail, {"gpu01": {"rdma_rail_host_index": 1}})
+    assert "reserved subnet anycast address (RFC 2526" in text
+    assert "lower rdma_rail_host_index" not in text
+
+
+@pytest.mark.parametrize(
+    "host", ["2001:db8:0:10:fdff:ffff:ffff:ff81", "2001:db8:0:10:fdff:ffff:ffff:ffff"]
+)
+def test_a_127_end_in_rfc_2526s_reserved_subnet_anycast_range_is_refused(host):
+    # RFC 2526 2 (u/l bit 0 in modified EUI-64 IIDs) and the IANA Reserved IPv6
+    # Interface Identifiers registry (RFC 5453): FDFF:FFFF:FFFF:FF80-FDFF:FFFF:FFFF:FFFF,
+    # as the Linux kernel's ipv6_reserved_interfaceid and NetworkManager's
+    # _is_reserved_ipv6_iid test. The plan refused ffff:...:ff7f-ffff only.
+    plan, errors = build_plan([L3], {"gpu01": _explicit(host)}, None, [], None)
+    assert plan is None, plan["gpu01"][0]["address6"]
+    assert "reserved subnet anycast" in "\n".join(errors)
+
+
+def test_an_explicit_address_in_rfc_2526s_range_is_told_a_host_end_below_or_above():
+    text = _errors(L3, {"gpu01": _explicit("2001:db8:0:10:fdff:ffff:ffff:ffff")})
+    assert (
+        "gpu01: rdma_rail_addresses.rail0.ipv6 gives the leaf end of its /127 on rail rail0 "
+        "the address 2001:db8:0:10:fdff:ffff:ffff:fffe, a reserved subnet anycast address"
+    ) in text
+    assert (
+        "set rdma_rail_addresses.rail0.ipv6 to the host end of a /127 below RFC 2526's "
+        "reserved subnet anycast identifiers of its /64 (at most "
+        "2001:db8:0:10:fdff:ffff:ffff:ff7f), or above them (from 2001:db8:0:10:fe00::1)"
+    ) in text
+    assert "rdma_rail_host_index" not in text
+
+
 def test_an_explicit_subnet_router_anycast_on_a_shared_rail_is_told_another_address():
     rail = dict(L3, prefix_length=None, gateway=None)
     text = _errors(rail, {"gpu01": _explicit("2001:db8:0:10::")})

@@ -35,8 +35,9 @@ subnet: the leaf has its even address, the host the odd one (gateway ``peer`` = 
 leaf); with ``prefix_length: 30`` the i-th /30: leaf first usable, host second. IPv6
 follows: on such an L3 rail with ``subnet6`` host index i owns the i-th /127 of subnet6
 (RFC 6164), the leaf the first address, the host the second (gateway ``peer``: the leaf).
-A shared rail's IPv6 gateway is ``gateway6`` (an address of subnet6), as ``gateway`` is
-its IPv4 one: the rail's table gets ``::/0`` via it.
+A shared rail's IPv6 gateway is ``gateway6`` (an address of subnet6, or the router's
+link-local address), as ``gateway`` is its IPv4 one: the rail's table gets ``::/0`` via
+it. No IPv6 input takes a zone ID (``%ens1``): the rail's netdev is its link.
 
 P_Keys: ``bind_pkeys`` checks each rail's ``pkeys`` against ib_subnet_manager_partitions
 (an unknown partition is an error naming both variables) and adds ``pkey`` (the child's
