@@ -216,8 +216,10 @@ SHARED = {
 }
 
 
-def test_a_shared_rails_gateway6_is_the_ipv6_default_of_its_table(netns):
-    plan, errors = fabric_rails([SHARED], HOSTS)
+# A router is usually known to its hosts by its link-local address (RFC 4861 4.2, 8).
+@pytest.mark.parametrize("gateway6", ["2001:db8:0:11::fe", "fe80::1"])
+def test_a_shared_rails_gateway6_is_the_ipv6_default_of_its_table(netns, gateway6):
+    plan, errors = fabric_rails([dict(SHARED, gateway6=gateway6)], HOSTS)
     assert errors == []
     (link,) = rail_render.rail_links([dict(plan["gpu07"][0], table=100)])
 
@@ -225,6 +227,8 @@ def test_a_shared_rails_gateway6_is_the_ipv6_default_of_its_table(netns):
     _ip(LEAF_NS, "ip", "link", "set", LEAF_PORT, "mtu", str(link["mtu"]), "up")
     _ip(LEAF_NS, "ip", "addr", "add", "198.51.100.254/24", "dev", LEAF_PORT)
     _ip(LEAF_NS, "ip", "addr", "add", "2001:db8:0:11::fe/64", "dev", LEAF_PORT, "nodad")
+    if gateway6 != "2001:db8:0:11::fe":
+        _ip(LEAF_NS, "ip", "addr", "add", f"{gateway6}/64", "dev", LEAF_PORT, "nodad")
     _ip(LEAF_NS, "ip", "link", "set", "lo", "up")
     _ip(LEAF_NS, "ip", "addr", "add", f"{FAR6}/128", "dev", "lo")
     for command in _host_commands(link):
@@ -234,13 +238,13 @@ def test_a_shared_rails_gateway6_is_the_ipv6_default_of_its_table(netns):
         HOST_NS, "ip", "-6", "addr", "show", "dev", NETDEV
     )
     route = _ip(HOST_NS, "ip", "-6", "route", "get", FAR6, "from", "2001:db8:0:11::7")
-    assert f"via 2001:db8:0:11::fe dev {NETDEV}" in route and "table 100" in route
+    assert f"via {gateway6} dev {NETDEV}" in route and "table 100" in route
     # the main table keeps no IPv6 default of the rail's
     assert "default" not in _ip(HOST_NS, "ip", "-6", "route", "show", "table", "main")
     assert _udp_echo(FAR6, "2001:db8:0:11::7") == b"rail0"
 
     assert rail_drift([link], _probe(link)) == {}
-    _ip(HOST_NS, "ip", "-6", "route", "del", "default", "via", "2001:db8:0:11::fe", "table", "100")
+    _ip(HOST_NS, "ip", "-6", "route", "del", "default", "via", gateway6, "table", "100")
     assert rail_drift([link], _probe(link)) == {
-        NETDEV: ["route to ::/0 via 2001:db8:0:11::fe table 100 missing"]
+        NETDEV: [f"route to ::/0 via {gateway6} table 100 missing"]
     }

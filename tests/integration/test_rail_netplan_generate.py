@@ -87,18 +87,21 @@ def test_netplan_generate_renders_the_127_and_its_ipv6_routes(tmp_path):
     assert not any(keys.get("Destination") == ["::/0"] for name, keys in shared if name == "Route")
 
 
-def test_netplan_generate_renders_a_shared_rails_gateway6_in_its_table(tmp_path):
+@pytest.mark.parametrize("gateway6", ["2001:db8:0:11::fe", "fe80::1"])
+def test_netplan_generate_renders_a_shared_rails_gateway6_in_its_table(tmp_path, gateway6):
     """A shared rail's gateway6: the rail's table gets ::/0 via it, as the IPv4 default
-    via gateway, and the main table none."""
-    rail = dict(RAILS[1], gateway="198.51.100.254", gateway6="2001:db8:0:11::fe")
+    via gateway, and the main table none. A link-local gateway6 (a router's usual next
+    hop) comes out as written, with no GatewayOnLink."""
+    rail = dict(RAILS[1], gateway="198.51.100.254", gateway6=gateway6)
     plan, errors = fabric_rails([RAILS[0], rail], {"gpu07": {"rdma_rail_host_index": 7}})
     assert errors == []
     network = _generate(plan["gpu07"], tmp_path) / "10-netplan-ens18np0.network"
     sections = _sections(network.read_text())
     routes = [{k: v[0] for k, v in keys.items()} for name, keys in sections if name == "Route"]
     defaults = {r["Gateway"]: r for r in routes if r["Destination"] in ("::/0", "0.0.0.0/0")}
-    assert defaults["2001:db8:0:11::fe"]["Destination"] == "::/0"
-    assert defaults["2001:db8:0:11::fe"]["Table"] == "101"
+    assert defaults[gateway6]["Destination"] == "::/0"
+    assert defaults[gateway6]["Table"] == "101"
+    assert "GatewayOnLink" not in defaults[gateway6]
     assert defaults["198.51.100.254"]["Table"] == "101"
     assert len(defaults) == 2
 

@@ -107,11 +107,14 @@ def test_index_0_would_give_the_leaf_the_subnet_router_anycast_address():
     assert "subnet-router anycast" in text and "RFC 6164" in text
 
 
-def test_the_reserved_subnet_anycast_identifiers_are_refused():
+def test_the_highest_identifiers_of_a_64_are_refused_as_rfc_6164_keeps_them_off_p2p():
+    # ffff:ffff:ffff:ff80 is RFC 2526's range with the u/l bit set: not RFC 2526's
+    # (fdff:..., tests/unit/test_rail_gateway6_review_r1.py), RFC 6164 5.1 (b)'s.
     rail = dict(L3, subnet6="2001:db8:0:10:ffff:ffff:ffff:ff00/120")
     text = _errors(rail, {"gpu64": {"rdma_rail_host_index": 64}})
     assert "gpu64: rdma_rail_host_index 64 gives the leaf end" in text
-    assert "reserved subnet anycast address (RFC 2526)" in text
+    assert "kept off point-to-point links by RFC 6164 5.1 (b)" in text
+    assert "RFC 2526" not in text
 
 
 @pytest.mark.parametrize(
@@ -135,7 +138,10 @@ def test_the_host_end_at_ff7f_is_refused_as_rfc_6164_5_1_b_spells_the_range(host
     rail = dict(L3, subnet6="2001:db8:0:10:ffff:ffff:ffff:ff00/120")
     text = _errors(rail, hosts)
     assert "gives the host end of its /127 on rail rail0 the address" in text
-    assert "2001:db8:0:10:ffff:ffff:ffff:ff7f, a reserved subnet anycast address" in text
+    assert (
+        "2001:db8:0:10:ffff:ffff:ffff:ff7f, an interface identifier kept off point-to-point "
+        "links by RFC 6164 5.1 (b)"
+    ) in text
 
 
 def test_the_127_just_below_the_reserved_top_is_a_hosts():
@@ -175,7 +181,9 @@ def test_a_high_index_at_the_top_of_a_64_is_told_a_lower_index_or_another_subnet
     assert "gpu64: rdma_rail_host_index 64 gives the leaf end" in text
     # index 62's /127 is ff7c-ff7d, the last below ff7f
     assert "give gpu64 a lower rdma_rail_host_index (62 or lower)" in text
-    assert f"move rdma_rails[0] (rail0).subnet6 ({TOP}) away from the top of its /64" in text
+    assert (
+        f"move rdma_rails[0] (rail0).subnet6 ({TOP}) away from the reserved top of its /64"
+    ) in text
     assert "or set rdma_rail_addresses.rail0.ipv6" in text
     assert "from 1" not in text and "1 or higher" not in text
 
@@ -194,6 +202,67 @@ def test_an_explicit_address_at_the_top_of_a_64_is_told_the_highest_host_end():
     assert (
         "set rdma_rail_addresses.rail0.ipv6 to the host end of a /127 below the reserved "
         "top of its /64 (at most 2001:db8:0:10:ffff:ffff:ffff:ff7d)"
+    ) in text
+    assert "rdma_rail_host_index" not in text
+
+
+# RFC 2526's reserved subnet anycast identifiers (fdff:ffff:ffff:ff80-ffff) sit below the
+# top of a /64: the advice names the highest index below them, and an explicit address
+# may go below or above them.
+RFC2526 = "2001:db8:0:10:fdff:ffff:ffff:ff00/120"
+
+
+def test_a_high_index_in_rfc_2526s_range_is_told_a_lower_index_or_another_subnet6():
+    text = _errors(dict(L3, subnet6=RFC2526), {"gpu64": {"rdma_rail_host_index": 64}})
+    assert (
+        "gpu64: rdma_rail_host_index 64 gives the leaf end of its /127 on rail rail0 the "
+        "address 2001:db8:0:10:fdff:ffff:ffff:ff80, a reserved subnet anycast address "
+        "(RFC 2526"
+    ) in text
+    # index 63's /127 is ff7e-ff7f, the last below ff80
+    assert "give gpu64 a lower rdma_rail_host_index (63 or lower)" in text
+    assert (
+        f"move rdma_rails[0] (rail0).subnet6 ({RFC2526}) away from RFC 2526's reserved "
+        "subnet anycast identifiers of its /64"
+    ) in text
+    assert "top" not in text and "RFC 6164" not in text
+
+
+def test_the_127_just_below_rfc_2526s_range_is_a_hosts():
+    entry = _entry(dict(L3, subnet6=RFC2526), "gpu63", {"gpu63": {"rdma_rail_host_index": 63}})
+    assert entry["address6"] == "2001:db8:0:10:fdff:ffff:ffff:ff7f"
+
+
+def test_a_subnet6_wholly_in_rfc_2526s_range_is_told_no_index():
+    rail = dict(L3, subnet6="2001:db8:0:10:fdff:ffff:ffff:ff80/121")
+    text = _errors(rail, {"gpu01": {"rdma_rail_host_index": 1}})
+    assert "reserved subnet anycast address (RFC 2526" in text
+    assert "lower rdma_rail_host_index" not in text
+
+
+@pytest.mark.parametrize(
+    "host", ["2001:db8:0:10:fdff:ffff:ffff:ff81", "2001:db8:0:10:fdff:ffff:ffff:ffff"]
+)
+def test_a_127_end_in_rfc_2526s_reserved_subnet_anycast_range_is_refused(host):
+    # RFC 2526 2 (u/l bit 0 in modified EUI-64 IIDs) and the IANA Reserved IPv6
+    # Interface Identifiers registry (RFC 5453): FDFF:FFFF:FFFF:FF80-FDFF:FFFF:FFFF:FFFF,
+    # as the Linux kernel's ipv6_reserved_interfaceid and NetworkManager's
+    # _is_reserved_ipv6_iid test. The plan refused ffff:...:ff7f-ffff only.
+    plan, errors = build_plan([L3], {"gpu01": _explicit(host)}, None, [], None)
+    assert plan is None, plan["gpu01"][0]["address6"]
+    assert "reserved subnet anycast" in "\n".join(errors)
+
+
+def test_an_explicit_address_in_rfc_2526s_range_is_told_a_host_end_below_or_above():
+    text = _errors(L3, {"gpu01": _explicit("2001:db8:0:10:fdff:ffff:ffff:ffff")})
+    assert (
+        "gpu01: rdma_rail_addresses.rail0.ipv6 gives the leaf end of its /127 on rail rail0 "
+        "the address 2001:db8:0:10:fdff:ffff:ffff:fffe, a reserved subnet anycast address"
+    ) in text
+    assert (
+        "set rdma_rail_addresses.rail0.ipv6 to the host end of a /127 below RFC 2526's "
+        "reserved subnet anycast identifiers of its /64 (at most "
+        "2001:db8:0:10:fdff:ffff:ffff:ff7f), or above them (from 2001:db8:0:10:fe00::1)"
     ) in text
     assert "rdma_rail_host_index" not in text
 

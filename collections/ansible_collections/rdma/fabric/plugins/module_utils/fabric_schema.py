@@ -605,7 +605,8 @@ RAIL_OPTIONS = {
     "gateway6": {
         "description": [
             "The rail's IPv6 gateway on a shared rail - an address of C(subnet6), not a"
-            " host's; the rail's table gets C(::/0) via it, as it gets C(0.0.0.0/0) via"
+            " host's, or the router's link-local address (C(fe80::1)), without a zone ID;"
+            " the rail's table gets C(::/0) via it, as it gets C(0.0.0.0/0) via"
             " I(gateway). None by default. On an L3 rail the leaf's end of each host's /127"
             " is the gateway (C(gateway=peer)), so gateway6 is refused there."
         ],

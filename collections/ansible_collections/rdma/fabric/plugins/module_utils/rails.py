@@ -35,8 +35,9 @@ subnet: the leaf has its even address, the host the odd one (gateway ``peer`` = 
 leaf); with ``prefix_length: 30`` the i-th /30: leaf first usable, host second. IPv6
 follows: on such an L3 rail with ``subnet6`` host index i owns the i-th /127 of subnet6
 (RFC 6164), the leaf the first address, the host the second (gateway ``peer``: the leaf).
-A shared rail's IPv6 gateway is ``gateway6`` (an address of subnet6), as ``gateway`` is
-its IPv4 one: the rail's table gets ``::/0`` via it.
+A shared rail's IPv6 gateway is ``gateway6`` (an address of subnet6, or the router's
+link-local address), as ``gateway`` is its IPv4 one: the rail's table gets ``::/0`` via
+it. No IPv6 input takes a zone ID (``%ens1``): the rail's netdev is its link.
 
 P_Keys: ``bind_pkeys`` checks each rail's ``pkeys`` against ib_subnet_manager_partitions
 (an unknown partition is an error naming both variables) and adds ``pkey`` (the child's
@@ -168,7 +169,27 @@ def _network(value, version, where, errors):
     if net.version != version:
         errors.append(f"{where} must be an IPv{version} network; got {value!r}")
         return None
+    if _zone_id(net):
+        errors.append(_zone_error(where, value, _zone_id(net)))
+        return None
     return net
+
+
+def _zone_id(value):
+    """The zone ID of a parsed IPv6 address, interface or network (``eth0`` of
+    ``fe80::1%eth0``, which Python's ipaddress takes since 3.9), or None."""
+    return getattr(getattr(value, "network_address", value), "scope_id", None)
+
+
+def _zone_error(where, value, zone):
+    """A rail address given with a zone ID: the rail's netdev is its link, and the zone
+    would be written into the network files (`netplan generate` fails on it,
+    systemd-networkd and NetworkManager drop the setting)."""
+    return (
+        f"{where} must be given without a zone ID (%{zone}); got {value!r}: the rail's "
+        "netdev is its link, and netplan, systemd-networkd and NetworkManager refuse an "
+        "address with one"
+    )
 
 
 def special_network_errors(rails):
@@ -457,19 +478,29 @@ def normalize_rails(rails, policy_mtu=None):
     return (None, errors) if errors else (out, [])
 
 
+def _link_local6(address):
+    """Whether an address is IPv6 link-local (fe80::/10): a router's usual address as a
+    next hop (RFC 4861 4.2 and 8), reached on the rail's own link."""
+    return address.version == 6 and address.is_link_local
+
+
 def _fixed_gateway(check, key, value, net, prefix_length):
-    """A rail's fixed gateway (``gateway`` in subnet, ``gateway6`` in subnet6) as text, or
-    None with its errors said: an address inside the rail's network (when it has one)
-    that gateway_errors accepts. value: the key's value as the schema read it."""
+    """A rail's fixed gateway (``gateway`` in subnet, ``gateway6`` in subnet6 or
+    link-local) as text, or None with its errors said: an address without a zone ID,
+    inside the rail's network (when it has one) or, for gateway6, link-local, that
+    gateway_errors accepts. value: the key's value as the schema read it."""
     try:
         gw = ipaddress.ip_address(value if isinstance(value, str) else "-")
     except ValueError:
         check.bad(key)
         return None
     where = f"{check.where}.{key}"
+    if _zone_id(gw):
+        check.errors.append(_zone_error(where, value, _zone_id(gw)))
+        return None
     if net is None:
         return str(gw)
-    if gw not in net:
+    if gw not in net and not _link_local6(gw):
         network = "subnet6" if net.version == 6 else "subnet"
         check.errors.append(f"{where} {gw} is outside the rail's {network} {net}")
         return None
@@ -491,13 +522,21 @@ def gateway_errors(where, gateway, subnet, prefix_length, errors):
     else:
         block, shared = prefix_length, not is_l3(prefix_length) or prefix_length == subnet.prefixlen
         reserved = {subnet.network_address: "network", subnet.broadcast_address: "broadcast"}
-    if not shared:
+    if not shared and _link_local6(gw):
+        errors.append(
+            f"{where} {gateway}: on a /{prefix_length} rail the leaf's end of each host's "
+            f"/{block} is its IPv6 gateway (gateway: peer); a link-local gateway6 is for "
+            "shared rails"
+        )
+    elif not shared:
         errors.append(
             f"{where} {gateway}: a /{prefix_length} rail gives each host its own /{block}, "
             "so one fixed gateway fits at most one host; use gateway: peer"
         )
     elif subnet.prefixlen < subnet.max_prefixlen - 1 and gw in reserved:
         errors.append(f"{where} {gateway} is the {reserved[gw]} address of {subnet}")
+    elif gw.version == 6 and getattr(_reserved_iid(gw), "shared", False):
+        errors.append(f"{where} {gateway} is {_reserved_iid(gw).what} of its /64")
 
 
 def _rail_networks(rails):
@@ -737,12 +776,16 @@ def _host_address6(rail, host, index, explicit, errors):
     if given not in (None, ""):
         where = f"{host}: rdma_rail_addresses.{rail['name']}.ipv6"
         try:
-            address = ipaddress.ip_interface(given if isinstance(given, str) else "-").ip
+            iface = ipaddress.ip_interface(given if isinstance(given, str) else "-")
         except ValueError:
-            address = None
-        if address is None or address.version != 6:
+            iface = None
+        if iface is None or iface.version != 6:
             errors.append(f"{where} must be an IPv6 address; got {given!r}")
             return False
+        if _zone_id(iface):
+            errors.append(_zone_error(where, given, _zone_id(iface)))
+            return False
+        address = iface.ip
         if address not in net6:
             errors.append(f"{where} {address} is outside rail {rail['name']}'s subnet6 {net6}")
             return False
@@ -787,24 +830,65 @@ def leaf_address6(address):
     return ipaddress.ip_address(int(ipaddress.ip_address(address)) & ~1)
 
 
-# RFC 6164 5.1: in point-to-point links numbered out of a /64, an interface identifier
-# (the rightmost 64 bits) of all zeros is the Subnet-Router anycast address (RFC 4291)
-# and (b) "the highest 128 values (i.e., ffff:ffff:ffff:ff7f to ffff:ffff:ffff:ffff)"
-# are reserved subnet anycast addresses (RFC 2526): neither end of a /127 gets one.
-# RFC 2526's 128 are ff80-ffff, but RFC 6164 spells the range from ff7f (129 values):
-# its literal range is followed, since refusing one address more is the safe side.
+# Interface identifiers (the rightmost 64 bits) neither end of a /127 gets:
+# - all zeros, the Subnet-Router anycast address (RFC 4291 2.6.1; RFC 6164 5.1 (a));
+# - RFC 2526's reserved subnet anycast addresses: in an interface identifier of
+#   modified EUI-64 format (every unicast address outside ::/3, RFC 4291 2.5.1) the u/l
+#   bit is 0, so they are fdff:ffff:ffff:ff80 to fdff:ffff:ffff:ffff (RFC 2526 2; the
+#   IANA "Reserved IPv6 Interface Identifiers" registry of RFC 5453; the Linux kernel's
+#   ipv6_reserved_interfaceid and NetworkManager's reserved IIDs test the same range);
+# - RFC 6164 5.1 (b): "the highest 128 values (i.e., ffff:ffff:ffff:ff7f to
+#   ffff:ffff:ffff:ffff)", as it spells them (129 values; RFC 2526 with the u/l bit
+#   set): kept off point-to-point links, so refused on a /127 only.
+# shared: also refused as a shared rail's gateway6 (RFC 6164 covers point-to-point
+# links only; a router at ffff:ffff:ffff:ff7f-ffff of a shared /64 is a unicast one).
 IID_MASK = (1 << 64) - 1
-RESERVED_IID_LOW = 0xFFFF_FFFF_FFFF_FF7F
+
+
+class ReservedIids:
+    """One range of reserved interface identifiers: low, high (ints of the rightmost 64
+    bits), what an address in it is, the clause a /127 refusal adds, where it sits in
+    its /64 (for advice), whether a shared rail's gateway6 is refused there too."""
+
+    def __init__(self, low, high, what, p2p, place, shared):
+        self.low, self.high, self.what, self.p2p = low, high, what, p2p
+        self.place, self.shared = place, shared
+
+
+RESERVED_IIDS = (
+    ReservedIids(
+        0,
+        0,
+        "the subnet-router anycast address (RFC 4291 2.6.1)",
+        ", which RFC 6164 5.1 keeps off point-to-point links",
+        "the bottom of its /64",
+        True,
+    ),
+    ReservedIids(
+        0xFDFF_FFFF_FFFF_FF80,
+        0xFDFF_FFFF_FFFF_FFFF,
+        "a reserved subnet anycast address (RFC 2526: interface identifiers "
+        "fdff:ffff:ffff:ff80 to fdff:ffff:ffff:ffff)",
+        "",
+        "RFC 2526's reserved subnet anycast identifiers of its /64",
+        True,
+    ),
+    ReservedIids(
+        0xFFFF_FFFF_FFFF_FF7F,
+        IID_MASK,
+        "an interface identifier kept off point-to-point links by RFC 6164 5.1 (b) "
+        "(ffff:ffff:ffff:ff7f to ffff:ffff:ffff:ffff)",
+        "",
+        "the reserved top of its /64",
+        False,
+    ),
+)
 
 
 def _reserved_iid(address):
-    """(what the address is, "bottom" | "top" of its /64), or None when it is neither."""
+    """The ReservedIids range that holds the address's interface identifier, or None."""
     iid = int(address) & IID_MASK
-    if iid == 0:
-        return "the subnet-router anycast address (RFC 4291 2.6.1)", "bottom"
-    if iid >= RESERVED_IID_LOW:
-        return "a reserved subnet anycast address (RFC 2526)", "top"
-    return None
+    return next((r for r in RESERVED_IIDS if r.low <= iid <= r.high), None)
 
 
 def _anycast_advice(rail, host, index, instead):
@@ -821,27 +905,34 @@ def _anycast_advice(rail, host, index, instead):
     return f"give {host} rdma_rail_host_index {index + 1} or higher, or set {explicit}"
 
 
-def _top_advice(rail, host, index, address):
-    """What moves a host's /127 below the reserved top of its /64: a lower index (the
-    highest that stays below, when subnet6 has one there), a subnet6 lower in its /64, or
-    an explicit address below them."""
+def _range_advice(rail, host, index, address, reserved):
+    """What moves a host's /127 off a range of reserved identifiers above the bottom of
+    its /64 (``reserved``, a ReservedIids): a lower index (the highest that stays below,
+    when subnet6 has one there), a subnet6 away from the range, or an explicit address
+    below it (or above it, when its /64 has room there)."""
     explicit = f"rdma_rail_addresses.{rail['name']}.ipv6"
-    # The host end of the last /127 below the reserved identifiers of this /64.
-    last_host = ipaddress.ip_address((int(address) & ~IID_MASK) | (RESERVED_IID_LOW - 2))
+    base = int(address) & ~IID_MASK
+    # The host end of the last /127 wholly below the range (an odd identifier).
+    last_host = ipaddress.ip_address(base | ((reserved.low - 2) | 1))
     if index is None:
+        above = (
+            f", or above them (from {ipaddress.ip_address(base | (reserved.high + 2))})"
+            if reserved.high + 2 <= IID_MASK
+            else ""
+        )
         return (
-            f"set {explicit} to the host end of a /{P2P6} below the reserved top of its "
-            f"/64 (at most {last_host})"
+            f"set {explicit} to the host end of a /{P2P6} below {reserved.place} (at most "
+            f"{last_host}){above}"
         )
     net6 = ipaddress.ip_network(rail["subnet6"])
     highest = (int(last_host) - 1 - int(net6.network_address)) // 2
-    # A subnet6 wholly inside the reserved top has no index that helps.
+    # A subnet6 wholly inside the range has no index that helps.
     lower = (
         f"give {host} a lower rdma_rail_host_index ({highest} or lower), " if highest >= 0 else ""
     )
     return (
-        f"{lower}move {_rail_name(rail['position'], rail)}.subnet6 ({net6}) away from the top "
-        f"of its /64, or set {explicit}"
+        f"{lower}move {_rail_name(rail['position'], rail)}.subnet6 ({net6}) away from "
+        f"{reserved.place}, or set {explicit}"
     )
 
 
@@ -860,16 +951,14 @@ def _p2p6(rail, host, address, index, errors):
     for end, who in ((leaf, "leaf"), (address, "host")):
         reserved = _reserved_iid(end)
         if reserved:
-            kind, where = reserved
             advice = (
                 _anycast_advice(rail, host, index, leaf + 3)
-                if where == "bottom"
-                else _top_advice(rail, host, index, end)
+                if reserved.low == 0
+                else _range_advice(rail, host, index, end, reserved)
             )
             errors.append(
                 f"{host}: {what} gives the {who} end of its /{P2P6} on rail {name} the "
-                f"address {end}, {kind}, which RFC 6164 5.1 keeps off point-to-point "
-                f"links: {advice}"
+                f"address {end}, {reserved.what}{reserved.p2p}: {advice}"
             )
             return False
     gateway = str(leaf) if rail["gateway"] == "peer" else None

@@ -25,8 +25,12 @@ description:
     rail subnet that overlaps a host's management network (the network of its
     default route, from the gathered facts of the hosts that have them; the hosts named).
   - Also refused - a host address equal to the rail's gateway (or C(gateway6)), a
-    C(gateway6) outside C(subnet6), on a rail without subnet6 or on an L3 rail (there the
-    leaf's end of each /127 is the gateway - C(gateway=peer)), an explicit /30 address
+    C(gateway6) outside C(subnet6) that is not link-local (fe80::/10), on a rail without
+    subnet6 or on an L3 rail (there the leaf's end of each /127 is the gateway -
+    C(gateway=peer)), a C(gateway6), C(subnet6) or explicit IPv6 address with a zone ID
+    (C(%ens1)), a /127 end or C(gateway6) with a reserved interface identifier (all
+    zeros, RFC 2526's C(fdff:ffff:ffff:ff80) to C(fdff:ffff:ffff:ffff), and on a /127
+    RFC 6164 5.1 (b)'s C(ffff:ffff:ffff:ff7f) to C(ffff:ffff:ffff:ffff)), an explicit /30 address
     that is its block's network, leaf or broadcast address, an IPv6 address outside
     C(subnet6) (or not an IPv6 address), subnet6 + index 0 (the subnet-router anycast
     address), loopback, link-local, multicast and 0.0.0.0/8 subnets.
