@@ -25,9 +25,9 @@ tests/harness/recorded_roce_host.py):
   - the stand-ins of tests/standins on PATH: mlnx_qos, dcb, ethtool, ibv_devinfo and
     ib_write_bw (perftest_standin.py: the rate of each port comes from the fault plan).
 The leaves (leaf k serves rail k): NVUE REST stand-ins for leaf0-3 (processes on
-127.0.0.1 with their own CA), SONiC CLI stand-ins for leaf4-5 (containers), and leaf6-7
-EOS: there is no EOS stand-in in the repository, so they run roce_switch_qos_state:
-rendered (their CLI is written under the fleet's reports, nothing connects).
+127.0.0.1 with their own CA), SONiC CLI stand-ins for leaf4-5 (containers), and EOS eAPI
+stand-ins for leaf6-7 (tests/standins/eos_eapi.py, processes on 127.0.0.1, reached over
+Ansible's httpapi connection as an Arista switch is).
 """
 
 from __future__ import annotations
@@ -330,8 +330,33 @@ def start_leaves(state: Path, count: int) -> dict:
                 "roce_switch_qos_sonic_become": False,
             }
         else:
-            leaves[leaf] = {"ansible_connection": "local", "roce_switch_qos_state": "rendered"}
             ports = [f"Ethernet{i}/1" for i in range(1, count + 3)]
+            running = state / f"{leaf}.running-config"
+            running.write_text(
+                f"! Command: show running-config\nhostname {leaf}\n!\n"
+                + "".join(f"interface {p}\n!\n" for p in ports)
+                + "end\n"
+            )
+            log = open(state / f"{leaf}.log", "w")  # noqa: SIM115 the process keeps it
+            proc = subprocess.Popen(
+                [sys.executable, str(REPO / "tests/standins/eos_eapi.py"), "--bind", "127.0.0.1",
+                 "--port", str(base + number), "--cert", str(state / "tls/nvue.crt"),
+                 "--key", str(state / "tls/nvue.key"), "--running", str(running)],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+            pids.append(proc.pid)
+            leaves[leaf] = {
+                "ansible_connection": "ansible.netcommon.httpapi",
+                "ansible_network_os": "arista.eos.eos",
+                "ansible_host": "127.0.0.1",
+                "ansible_httpapi_port": base + number,
+                "ansible_httpapi_use_ssl": True,
+                "ansible_httpapi_validate_certs": True,
+                "ansible_httpapi_ca_path": str(state / "tls/nvue.crt"),
+                "ansible_httpapi_use_proxy": False,
+                "ansible_user": "admin",
+                "ansible_password": "arista",
+            }
         leaves[leaf]["roce_switch_qos_ports"] = ports
         leaves[leaf]["roce_switch_qos_uplinks"] = ports[-2:]
     (state / "pids").write_text("".join(f"{p}\n" for p in pids))
@@ -415,6 +440,7 @@ def up(count: int, state: Path) -> None:
     down(state, quiet=True)
     sh(str(HERE / "build-fleet-image.sh"), capture=False)
     state.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(state / "facts", ignore_errors=True)  # an earlier fleet's hosts
     hosts = host_names(count)
     for position, name in enumerate(hosts):
         record_host(state / "hosts" / name, name, position)
@@ -485,7 +511,10 @@ def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml"
         ANSIBLE_CALLBACKS_ENABLED="fleet_stages,ansible.builtin.timer,ansible.posix.profile_tasks",
         PROFILE_TASKS_TASK_OUTPUT_LIMIT="25",
         RDMA_FLEET_STAGES=str(stages),
-        ANSIBLE_CACHE_PLUGIN="memory",
+        # The project's own fact cache (ansible.cfg: jsonfile, 2 hours), in the fleet's
+        # state: a run after the first finds the hosts' facts and gathers none.
+        ANSIBLE_CACHE_PLUGIN="jsonfile",
+        ANSIBLE_CACHE_PLUGIN_CONNECTION=str(state / "facts"),
         ANSIBLE_PIPELINING="true",
         ANSIBLE_FORCE_COLOR="0",
         ANSIBLE_NOCOLOR="1",
