@@ -53,7 +53,11 @@ def test_units_in_the_order_asked():
         "dbus.service": {"load": "loaded", "active": "active", "enabled": "static"},
         "lldpad.service": {"load": "not-found", "active": "inactive", "enabled": None},
         "systemd-networkd.service": {"load": "loaded", "active": "inactive", "enabled": "disabled"},
-        "rdma-fabric-roce-qos.service": {"load": "not-found", "active": "inactive", "enabled": None},
+        "rdma-fabric-roce-qos.service": {
+            "load": "not-found",
+            "active": "inactive",
+            "enabled": None,
+        },
     }
 
 

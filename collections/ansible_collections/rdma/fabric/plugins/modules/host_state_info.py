@@ -14,7 +14,8 @@ description:
     manager and systemd are called only when something is missing, disabled or stopped
     (a second run of a role then costs one light module run instead of one each).
   - Packages through C(dpkg-query) (Debian, Ubuntu) or C(rpm -q) (EL), whichever the
-    host has; units through one C(systemctl show).
+    host has; units through one C(systemctl show); commands on the PATH (with the sbin
+    directories) and paths or shell-style globs of the filesystem.
   - Reads only; never changes the host. Runs in check mode.
 version_added: 0.4.0
 author: rdma-fabric contributors (@rdma-fabric)
@@ -28,6 +29,16 @@ options:
     description: systemd unit names to read the load, active and unit-file states of.
     type: list
     elements: str
+    default: []
+  commands:
+    description: Command names to look for, as C(command -v) would (the sbin directories too).
+    type: list
+    elements: str
+    default: []
+  paths:
+    description: Absolute paths, or shell-style globs, to list the existing matches of.
+    type: list
+    elements: path
     default: []
 """
 
@@ -64,7 +75,19 @@ units:
   returned: always
   type: dict
   sample: {"dbus.service": {"load": "loaded", "active": "active", "enabled": "static"}}
+commands:
+  description: Each command asked, with its full path, or null when it is not found.
+  returned: always
+  type: dict
+  sample: {"ofed_info": null}
+paths:
+  description: Each path or glob asked, with the existing paths it matches, sorted (none, empty).
+  returned: always
+  type: dict
+  sample: {"/etc/systemd/system/rdma-rails-*.service": ["/etc/systemd/system/rdma-rails-a.service"]}
 """
+
+import glob
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils import host_state
@@ -104,6 +127,8 @@ def main():
         argument_spec={
             "packages": {"type": "list", "elements": "str", "default": []},
             "units": {"type": "list", "elements": "str", "default": []},
+            "commands": {"type": "list", "elements": "str", "default": []},
+            "paths": {"type": "list", "elements": "path", "default": []},
         },
         supports_check_mode=True,
     )
@@ -113,6 +138,8 @@ def main():
         packages=packages,
         missing=[name for name, version in packages.items() if version is None],
         units=read_units(module, module.params["units"]),
+        commands={name: module.get_bin_path(name) for name in module.params["commands"]},
+        paths={pattern: sorted(glob.glob(pattern)) for pattern in module.params["paths"]},
     )
 
 
