@@ -325,7 +325,7 @@ def start_leaves(state: Path, count: int) -> dict:
                "ln -sf /opt/sonic-standin/$t /usr/local/bin/$t; done")  # fmt: skip
             sh("docker", "cp", str(path), f"{container}:/var/lib/sonic-standin/config_db.json")
             leaves[leaf] = {
-                "ansible_connection": "community.docker.docker",
+                "ansible_connection": "docker",
                 "ansible_host": container,
                 "roce_switch_qos_sonic_become": False,
             }
@@ -417,7 +417,9 @@ def write_inventory(state: Path, hosts: list[str], leaves: dict) -> Path:
         "rdma_verify_report_dir": str(state / "reports"),
     }
     group_roce = {
-        "ansible_connection": "community.docker.docker",
+        # docker: community.docker.docker (ansible-core's routing), or Mitogen's own
+        # docker transport under its strategy (it takes the short name only).
+        "ansible_connection": "docker",
         "rdma_stack_provider": "inbox",
         "rdma_stack_gpudirect": "false",
         "rdma_stack_load_modules": False,
@@ -502,11 +504,23 @@ def fleet_memory() -> dict:
     return {"containers": len(ids), "usage": usage, "rss": rss}
 
 
+def mitogen_env() -> dict:
+    """Mitogen's strategy, as `make demo` runs the lab (RDMA_FLEET_MITOGEN=0: Ansible's
+    own linear strategy)."""
+    if os.environ.get("RDMA_FLEET_MITOGEN", "1") == "0":
+        return {}
+    import ansible_mitogen  # noqa: PLC0415 only when asked for
+
+    plugins = Path(ansible_mitogen.__file__).resolve().parent / "plugins/strategy"
+    return {"ANSIBLE_STRATEGY_PLUGINS": str(plugins), "ANSIBLE_STRATEGY": "mitogen_linear"}
+
+
 def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml") -> dict:
     """Run one ansible-playbook; return its figures (the stage callback's and the recap)."""
     stages = state / f"stages-{name}.json"
     env = dict(
         os.environ,
+        **mitogen_env(),
         ANSIBLE_CALLBACK_PLUGINS=str(HERE / "callback_plugins"),
         ANSIBLE_CALLBACKS_ENABLED="fleet_stages,ansible.builtin.timer,ansible.posix.profile_tasks",
         PROFILE_TASKS_TASK_OUTPUT_LIMIT="25",
