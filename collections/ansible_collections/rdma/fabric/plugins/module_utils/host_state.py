@@ -12,7 +12,10 @@ Only the commands' documented output formats are read:
     prints "package NAME is not installed" instead (rpm(8));
   - systemctl show -p Id,LoadState,ActiveState,UnitFileState U1 U2...: one block of
     KEY=VALUE lines per unit, in the order asked, blocks apart by an empty line
-    (systemctl(1), "show").
+    (systemctl(1), "show"); it needs a running systemd;
+  - systemctl list-unit-files --no-legend --plain U1 U2...: "NAME STATE PRESET" for each
+    unit file that exists, sorted; it reads the unit files only, so it also answers where
+    systemd does not run (an image build, a chroot: "show" exits 1 there).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ def rpm_versions(text, names):
     for line in text.splitlines():
         parts = line.split("\t")
         if len(parts) == 2 and parts[0] and parts[1]:
-            found[parts[0]] = parts[1].strip()
+            # One name installed more than once (kernel-core): the first, as rpm lists it.
+            found.setdefault(parts[0], parts[1].strip())
     return {name: found.get(name) for name in names}
 
 
@@ -64,4 +68,21 @@ def unit_states(text, names):
             "active": block.get("ActiveState") or None,
             "enabled": block.get("UnitFileState") or None,
         }
+    return states
+
+
+def unit_files(text, names):
+    """{name: {load, active, enabled}} from list-unit-files: a unit file listed is loaded
+    (masked when its state says so), one not listed is not-found; whether it runs is not
+    known here (active None)."""
+    listed = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            listed[parts[0]] = parts[1]
+    states = {}
+    for name in names:
+        state = listed.get(name)
+        load = None if state is None else ("masked" if state == "masked" else "loaded")
+        states[name] = {"load": load or "not-found", "active": None, "enabled": state}
     return states

@@ -70,8 +70,9 @@ missing:
 units:
   description: >-
     Each unit asked: C(load) (loaded, not-found...), C(active) (active, inactive,
-    failed...), C(enabled) (enabled, disabled, static...); all null when systemctl could
-    not be read (no systemd).
+    failed...), C(enabled) (enabled, disabled, static...). Where systemd does not run
+    (an image build, a chroot) they come from the unit files and C(active) is null; all
+    are null when systemctl cannot be read at all.
   returned: always
   type: dict
   sample: {"dbus.service": {"load": "loaded", "active": "active", "enabled": "static"}}
@@ -88,16 +89,22 @@ paths:
 """
 
 import glob
+import os
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils import host_state
+
+
+DPKG_STATUS = "/var/lib/dpkg/status"
 
 
 def read_packages(module, names):
     if not names:
         return {}
     dpkg = module.get_bin_path("dpkg-query")
-    if dpkg:
+    # dpkg's database says the host is a dpkg one (an EL host can have dpkg-query from
+    # EPEL, with nothing in it).
+    if dpkg and os.path.exists(DPKG_STATUS):
         # rc 1: some name is not known to dpkg (not installed): its line is missing.
         _rc, out, _err = module.run_command([dpkg, "-W", "-f", host_state.DPKG_FORMAT, *names])
         return host_state.dpkg_versions(out, names)
@@ -113,13 +120,19 @@ def read_units(module, names):
     if not names:
         return {}
     systemctl = module.get_bin_path("systemctl")
-    out = ""
-    if systemctl:
-        rc, out, _err = module.run_command(
-            [systemctl, "show", "-p", host_state.UNIT_PROPERTIES, "--", *names]
-        )
-        out = out if rc == 0 else ""
-    return host_state.unit_states(out, names)
+    if not systemctl:
+        return host_state.unit_states("", names)
+    rc, out, _err = module.run_command(
+        [systemctl, "show", "-p", host_state.UNIT_PROPERTIES, "--", *names]
+    )
+    if rc == 0:
+        return host_state.unit_states(out, names)
+    # No running systemd (an image build, a chroot): the unit files still say which
+    # units exist and are enabled.
+    rc, out, _err = module.run_command(
+        [systemctl, "list-unit-files", "--no-legend", "--plain", "--", *names]
+    )
+    return host_state.unit_files(out, names) if rc == 0 else host_state.unit_states("", names)
 
 
 def main():
