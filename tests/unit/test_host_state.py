@@ -67,3 +67,31 @@ def test_units_unread_are_unknown_not_inactive():
     assert host_state.unit_states("", ["dbus.service"]) == {
         "dbus.service": {"load": None, "active": None, "enabled": None}
     }
+
+
+def test_unit_files_where_systemd_does_not_run():
+    # An image build or chroot: `systemctl show` exits 1; list-unit-files still reads the
+    # unit files (lldpad.service is not installed there: not listed).
+    names = ["systemd-networkd.service", "lldpad.service", "dbus.service"]
+    got = host_state.unit_files(captured("systemctl_list_unit_files_offline.txt"), names)
+    assert got == {
+        "systemd-networkd.service": {"load": "loaded", "active": None, "enabled": "disabled"},
+        "lldpad.service": {"load": "not-found", "active": None, "enabled": None},
+        "dbus.service": {"load": "loaded", "active": None, "enabled": "static"},
+    }
+
+
+def test_unit_files_booted_enabled_after_the_roles():
+    got = host_state.unit_files(
+        captured("systemctl_list_unit_files_booted.txt"),
+        ["rdma-fabric-roce-qos.service", "systemd-networkd.service", "lldpad.service"],
+    )
+    assert got["rdma-fabric-roce-qos.service"]["enabled"] == "enabled"
+    assert got["systemd-networkd.service"]["enabled"] == "enabled"
+    assert got["lldpad.service"]["load"] == "not-found"
+
+
+def test_rpm_keeps_the_first_of_a_name_installed_twice():
+    # rpm -q prints one line per installed instance (kernel-core, installonly packages).
+    text = "kernel-core\t5.14.0-427.el9\nkernel-core\t5.14.0-503.el9\n"
+    assert host_state.rpm_versions(text, ["kernel-core"]) == {"kernel-core": "5.14.0-427.el9"}

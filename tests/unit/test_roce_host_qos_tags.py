@@ -20,7 +20,7 @@ PLAY = """- hosts: localhost
 
 READ = "Read lldpad's and the boot unit's states and whether the dcb tool is installed"
 OS_VARS = "Load OS-specific variables"
-NOTE = "Note which lldpad units exist"
+LLDPAD_READ = "Read lldpad's units"
 
 
 def listed(tmp_path, *args):
@@ -50,8 +50,16 @@ def test_tagged_read_has_the_os_vars_it_templates(tmp_path, tag):
     assert OS_VARS in tasks
 
 
-def test_tags_persist_keeps_the_fact_the_lldpad_block_reads(tmp_path):
-    # apply.yml "Keep lldpad..." (tags apply, persist, lldpad) reads __roce_host_qos_lldpad_found.
+def test_tags_persist_keeps_the_read_the_lldpad_block_reads(tmp_path):
+    # apply.yml "Keep lldpad..." (tags apply, persist, lldpad) reads
+    # __roce_host_qos_lldpad_found (vars/main.yml), made from one of the two reads.
     tasks = listed(tmp_path, "--tags", "roce_host_qos-persist")
     assert "Start and enable lldpad" in tasks
-    assert NOTE in tasks
+    assert READ in tasks
+
+
+def test_tags_lldpad_alone_reads_the_lldpad_units(tmp_path):
+    tasks = listed(tmp_path, "--tags", "roce_host_qos-lldpad")
+    assert "Stop and disable lldpad (socket first, so it cannot start the service again)" in tasks
+    assert LLDPAD_READ in tasks
+    assert OS_VARS in tasks
