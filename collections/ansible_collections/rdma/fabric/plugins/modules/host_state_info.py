@@ -94,7 +94,6 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils import host_state
 
-
 DPKG_STATUS = "/var/lib/dpkg/status"
 
 
