@@ -29,7 +29,10 @@ def listed(tmp_path, *args):
     ansible_playbook = Path(sys.executable).with_name("ansible-playbook")
     out = subprocess.run(
         [str(ansible_playbook), "-i", "localhost,", "--list-tasks", str(play), *args],
-        cwd=REPO, capture_output=True, text=True, check=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
         env={**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")},
     ).stdout
     return [line.split(" : ", 1)[-1].split("\tTAGS")[0].strip() for line in out.splitlines()]
