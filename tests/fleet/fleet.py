@@ -478,8 +478,19 @@ def down(state: Path, quiet: bool = False) -> None:
     if containers:
         sh("docker", "rm", "-f", *containers)
     networks = sh("docker", "network", "ls", "-q", "--filter", f"label={LABEL}").split()
-    if networks:
-        sh("docker", "network", "rm", *networks)
+    # dockerd can still hold a removed container's endpoint for a moment ("has active
+    # endpoints"): a few tries, then the error.
+    left = networks
+    for attempt in range(10):
+        if not left:
+            break
+        done = subprocess.run(["docker", "network", "rm", *left], capture_output=True, text=True)
+        if done.returncode == 0:
+            break
+        if attempt == 9:
+            raise SystemExit(f"docker network rm: exit {done.returncode}\n{done.stderr}")
+        time.sleep(1)
+        left = sh("docker", "network", "ls", "-q", "--filter", f"label={LABEL}").split()
     if not quiet:
         print(f"fleet down: {len(containers)} containers, {len(networks)} networks removed")
 
