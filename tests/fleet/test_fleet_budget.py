@@ -1,0 +1,96 @@
+"""The fleet in make test (tests/fleet/fleet.py ci): site.yml on RDMA_FLEET containers
+(16) with 8 rails and 8 stand-in leaves, first run green, then one fault planted (the
+fault plan's slow rail: one host's rail 3 at 10 %) and site.yml again: the second run
+changes nothing, and its verification (quick: two rounds) names exactly that rail.
+The whole of it, fleet up and down included, is held to the budget: 6 minutes on this
+2-core machine (RDMA_FLEET_BUDGET_S).
+
+Heavy: make test's fleet phase runs it (make fleet runs test_fleet.py, the whole plan).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import fleet  # noqa: E402
+
+COUNT = int(os.environ.get("RDMA_FLEET", "16"))
+BUDGET_S = float(os.environ.get("RDMA_FLEET_BUDGET_S", "360"))
+
+pytestmark = pytest.mark.skipif(shutil.which("docker") is None, reason="needs docker")
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory):
+    # The image first (cached by its inputs' hash): its build is not the fleet's cost.
+    fleet.sh(str(HERE / "build-fleet-image.sh"), capture=False)
+    out = tmp_path_factory.mktemp("fleet") / "figures.json"
+    argv = [sys.executable, str(HERE / "fleet.py"), "ci", str(COUNT), "--verify-mode", "quick"]
+    started = time.monotonic()
+    subprocess.run([*argv, "--out", str(out)], check=False)
+    result = json.loads(out.read_text())
+    result["total_s"] = round(time.monotonic() - started, 1)
+    shutil.copy(out, fleet.DEFAULT_STATE.parent / f"fleet-budget-{COUNT}.json")
+    report = (result.get("second") or {}).get("report")
+    result["results"] = json.loads(Path(report).read_text()) if report else None
+    print(
+        f"fleet budget: {COUNT} hosts, up {result.get('up')} s, first run "
+        f"{result['first']['wall']} s, second run {result['second']['wall']} s, "
+        f"total {result['total_s']} s (budget {BUDGET_S:.0f} s)"
+    )
+    return result
+
+
+def test_fleet_is_gone_after_the_run(figures):
+    names = fleet.sh(
+        "docker", "ps", "-a", "--filter", f"label={fleet.LABEL}", "--format", "{{.Names}}"
+    )
+    assert names == ""
+
+
+def test_first_run_is_green(figures):
+    first = figures["first"]
+    assert first["rc"] == 0, first["log"]
+    assert first["failed_hosts"] == []
+    # It configured every host and every leaf (NVUE, SONiC and EOS stand-ins).
+    leaves = {leaf for leaf, _os in fleet.LEAVES}
+    assert set(first["changed_hosts"]) == set(fleet.host_names(COUNT)) | leaves
+
+
+def test_second_run_changes_nothing(figures):
+    second = figures["second"]
+    assert second["totals"]["changed"] == 0, second["changed_hosts"]
+    assert second["totals"]["unreachable"] == 0
+
+
+def test_second_run_fails_on_the_planted_rail_only(figures):
+    """site.yml fails (rc 2) at verification's verdict, and the verdict is exactly the
+    slow rail: no other host or rail is named."""
+    second = figures["second"]
+    assert second["rc"] == 2, second["log"]
+    results = figures["results"]
+    assert results is not None, "the second run wrote no report"
+    slow = second["plan"]["slow"]
+    assert results["summary"]["bad_rails"] == [f"{slow['host']} rail{slow['rail']}"]
+    assert results["summary"]["bad_hosts"] == [slow["host"]]
+    assert results["summary"]["unreachable"] == []
+    assert "RDMA verification FAILED" in Path(second["log"]).read_text()
+
+
+def test_within_the_budget(figures):
+    assert figures["total_s"] <= BUDGET_S, (
+        f"the {COUNT}-host fleet took {figures['total_s']} s (up {figures.get('up')} s, "
+        f"first {figures['first']['wall']} s, second {figures['second']['wall']} s): over "
+        f"the {BUDGET_S:.0f} s budget"
+    )
