@@ -269,6 +269,20 @@ def make_tls(state: Path) -> None:
     )  # fmt: skip
 
 
+def serve(state: Path, leaf: str, standin: str, port: int, *extra) -> int:
+    """Start an HTTPS stand-in (tests/standins) on 127.0.0.1:port with the fleet's
+    certificate; return its pid (its own session: down() stops its group)."""
+    log = open(state / f"{leaf}.log", "w")  # noqa: SIM115 the process keeps it
+    tls = state / "tls"
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "tests/standins" / standin), "--bind", "127.0.0.1",
+         "--port", str(port), "--cert", str(tls / "nvue.crt"), "--key", str(tls / "nvue.key"),
+         *map(str, extra)],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    return proc.pid
+
+
 def start_leaves(state: Path, count: int) -> dict:
     """Start the NVUE and SONiC stand-ins; return {leaf: inventory vars}."""
     make_tls(state)
@@ -287,14 +301,7 @@ def start_leaves(state: Path, count: int) -> dict:
             applied.write_text(
                 json.dumps({"system": {"build": "Cumulus Linux 5.9.1", "hostname": leaf}})
             )
-            log = open(state / f"{leaf}.log", "w")  # noqa: SIM115 the process keeps it
-            proc = subprocess.Popen(
-                [sys.executable, str(REPO / "tests/standins/nvue_api.py"), "--bind", "127.0.0.1",
-                 "--port", str(base + number), "--cert", str(state / "tls/nvue.crt"),
-                 "--key", str(state / "tls/nvue.key"), "--applied", str(applied)],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
-            pids.append(proc.pid)
+            pids.append(serve(state, leaf, "nvue_api.py", base + number, "--applied", applied))
             leaves[leaf] = {
                 "ansible_connection": "local",
                 "roce_switch_qos_nvue_host": "127.0.0.1",
@@ -337,14 +344,7 @@ def start_leaves(state: Path, count: int) -> dict:
                 + "".join(f"interface {p}\n!\n" for p in ports)
                 + "end\n"
             )
-            log = open(state / f"{leaf}.log", "w")  # noqa: SIM115 the process keeps it
-            proc = subprocess.Popen(
-                [sys.executable, str(REPO / "tests/standins/eos_eapi.py"), "--bind", "127.0.0.1",
-                 "--port", str(base + number), "--cert", str(state / "tls/nvue.crt"),
-                 "--key", str(state / "tls/nvue.key"), "--running", str(running)],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
-            pids.append(proc.pid)
+            pids.append(serve(state, leaf, "eos_eapi.py", base + number, "--running", running))
             leaves[leaf] = {
                 "ansible_connection": "ansible.netcommon.httpapi",
                 "ansible_network_os": "arista.eos.eos",
