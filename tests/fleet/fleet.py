@@ -214,8 +214,14 @@ def docker_common(name: str, hostname: str) -> list[str]:
 
 
 def make_networks() -> None:
-    sh("docker", "network", "create", "--label", f"{LABEL}=1", f"{PREFIX}-mgmt")
+    # One left by an earlier fleet (dockerd kept an endpoint: down() could not remove it)
+    # is the same network: kept.
+    have = set(sh("docker", "network", "ls", "--format", "{{.Name}}").split())
+    if f"{PREFIX}-mgmt" not in have:
+        sh("docker", "network", "create", "--label", f"{LABEL}=1", f"{PREFIX}-mgmt")
     for k in range(RAILS):
+        if f"{PREFIX}-rail{k}" in have:
+            continue
         sh(
             "docker", "network", "create", "--internal", "--label", f"{LABEL}=1",
             "--subnet", RAIL_SUBNET.format(k=k), "-o", "com.docker.network.driver.mtu=9000",
@@ -439,7 +445,8 @@ def write_inventory(state: Path, hosts: list[str], leaves: dict) -> Path:
 
 
 def up(count: int, state: Path) -> None:
-    down(state, quiet=True)
+    with contextlib.suppress(SystemExit):  # a network dockerd still holds is kept
+        down(state, quiet=True)
     sh(str(HERE / "build-fleet-image.sh"), capture=False)
     state.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(state / "facts", ignore_errors=True)  # an earlier fleet's hosts
@@ -447,10 +454,12 @@ def up(count: int, state: Path) -> None:
     for position, name in enumerate(hosts):
         record_host(state / "hosts" / name, name, position)
     make_networks()
-    # The hosts come up side by side: each step is docker CLI calls and the containers'
-    # own boot, not this process's work.
+    # Created and attached one by one (network connects side by side left dockerd with an
+    # endpoint of a removed container, and the network then could not be removed); then
+    # they boot and are set up side by side.
+    for position, name in enumerate(hosts):
+        start_host(state, name, position)
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(lambda item: start_host(state, item[1], item[0]), enumerate(hosts)))
         list(pool.map(lambda item: ready_host(item[1], item[0]), enumerate(hosts)))
     leaves = start_leaves(state, count)
     write_inventory(state, hosts, leaves)
