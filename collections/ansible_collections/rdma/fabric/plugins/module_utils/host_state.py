@@ -83,6 +83,6 @@ def unit_files(text, names):
     states = {}
     for name in names:
         state = listed.get(name)
-        load = None if state is None else ("masked" if state == "masked" else "loaded")
-        states[name] = {"load": load or "not-found", "active": None, "enabled": state}
+        load = "not-found" if state is None else ("masked" if state == "masked" else "loaded")
+        states[name] = {"load": load, "active": None, "enabled": state}
     return states
