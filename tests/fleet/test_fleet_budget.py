@@ -68,6 +68,13 @@ def test_first_run_is_green(figures):
     assert set(first["changed_hosts"]) == set(fleet.host_names(COUNT)) | leaves
 
 
+def test_the_leaves_are_one_batch(figures):
+    """The fleet asks for all 8 leaves in one batch (-e roce_switch_qos_serial=8): the
+    switch play ran once per run, not once per leaf."""
+    assert figures["first"]["switch_batches"] == 1
+    assert figures["second"]["switch_batches"] == 1
+
+
 def test_second_run_changes_nothing(figures):
     second = figures["second"]
     assert second["totals"]["changed"] == 0, second["changed_hosts"]

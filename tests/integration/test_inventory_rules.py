@@ -516,3 +516,89 @@ def test_a_placement_meant_on_purpose_is_kept_with_allow_placements(run_cli, tmp
     proc, result = preflight(run_cli, tmp_path, inventory)
     assert proc.returncode != 0
     assert "rdma_fabric_allow_placements must be true or a list" in result["msg"]
+
+
+def test_play_keywords_read_from_the_playbooks():
+    """The switch play's batch size comes from a play keyword (serial), found in the
+    playbook itself, not from a list."""
+    by_name = {p["name"]: p for p in rules.stage_plays(str(PLAYBOOKS_DIR))}
+    switches = by_name["Apply the lossless RoCE policy on every managed switch"]
+    assert switches["keyword_vars"] == [["serial", "roce_switch_qos_serial"]]
+    assert by_name["Apply the lossless RoCE policy on every RoCE host"]["keyword_vars"] == []
+
+
+def test_a_play_keyword_variable_in_the_inventory_is_refused(run_cli, tmp_path):
+    """`serial` is templated before any host's variables exist: roce_switch_qos_serial in
+    group_vars would be ignored (the switches would go one at a time); the preflight says
+    so and names -e. As an extra var it passes."""
+    inventory = {
+        "all": {
+            "children": {
+                "switches": {
+                    "hosts": {"leaf-01": None, "leaf-02": None},
+                    "vars": {"roce_switch_qos_serial": 2},
+                }
+            }
+        }
+    }
+    proc, result = preflight(run_cli, tmp_path, inventory)
+    assert proc.returncode != 0
+    assert result["keyword_settings"] == [
+        {
+            "name": "roce_switch_qos_serial",
+            "where": "group switches",
+            "keyword": "serial",
+            "play": "Apply the lossless RoCE policy on every managed switch",
+        }
+    ]
+    assert (
+        "roce_switch_qos_serial (set in group switches) is read by the serial of the play"
+        " 'Apply the lossless RoCE policy on every managed switch', which Ansible sets before"
+        " any host's variables exist: the inventory's value is never used; give it with"
+        " -e roce_switch_qos_serial=VALUE" in result["msg"]
+    )
+    del inventory["all"]["children"]["switches"]["vars"]
+    hosts = tmp_path / "hosts.yml"
+    hosts.write_text(yaml.safe_dump(inventory))
+    proc, doc = playbook_json(
+        run_cli, "-i", str(hosts), "rdma.fabric.preflight", "-e", "roce_switch_qos_serial=2"
+    )
+    assert proc.returncode == 0
+    [task] = [t for p in doc["plays"] for t in p["tasks"] if t["task"]["name"] == CHECK]
+    assert task["hosts"]["localhost"]["keyword_settings"] == []
+
+
+def test_an_inventory_batch_size_never_reaches_serial(run_cli, tmp_path):
+    """Why the preflight refuses it: Ansible itself ignores the inventory's value (three
+    switches, serial from group_vars 3: three batches of one), and takes -e (one batch)."""
+    inventory = {
+        "all": {
+            "children": {
+                "switches": {
+                    "hosts": {"s1": None, "s2": None, "s3": None},
+                    "vars": {"ansible_connection": "local", "roce_switch_qos_serial": 3},
+                }
+            }
+        }
+    }
+    hosts = tmp_path / "hosts.yml"
+    hosts.write_text(yaml.safe_dump(inventory))
+    play = tmp_path / "serial.yml"
+    play.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "hosts": "switches",
+                    "gather_facts": False,
+                    "serial": "{{ roce_switch_qos_serial | default(1) }}",
+                    "tasks": [{"ansible.builtin.debug": {"msg": "{{ ansible_play_batch }}"}}],
+                }
+            ]
+        )
+    )
+    batches = []
+    for extra in ([], ["-e", "roce_switch_qos_serial=3"]):
+        proc, doc = playbook_json(run_cli, "-i", str(hosts), str(play), *extra)
+        assert proc.returncode == 0
+        batches.append(len(doc["plays"]))
+    assert batches == [3, 1]

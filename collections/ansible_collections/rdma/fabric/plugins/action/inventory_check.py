@@ -109,6 +109,7 @@ class ActionModule(ActionBase):
             rule_findings["shared_hosts"],
             rule_findings["selector_conflicts"],
             rule_findings["misplaced_values"],
+            rule_findings["keyword_settings"],
         )
         if rule_lines:
             head = result["msg"] + "\n" if lines else ""
@@ -177,6 +178,7 @@ class ActionModule(ActionBase):
             f for f in misplaced if not inventory_names.allowed(f["name"], placements_allowed)
         ]
         return {
+            "keyword_settings": inventory_rules.keyword_settings(sources, plays),
             "unread_settings": unread,
             "shared_hosts": shared,
             "selector_conflicts": conflicts,

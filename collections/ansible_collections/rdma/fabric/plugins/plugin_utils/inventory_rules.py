@@ -169,6 +169,20 @@ def _included_roles(tasks, values: set | None = None) -> set[str]:
     return roles
 
 
+# Play keywords Ansible templates before it picks the hosts of a batch: with play vars,
+# vars_files and extra vars only, never an inventory variable (no host yet).
+PLAY_KEYWORDS = ("serial", "max_fail_percentage", "strategy", "order", "throttle")
+
+
+def _keyword_vars(play: Mapping) -> list[list[str]]:
+    """[keyword, variable] of each project variable a play keyword reads."""
+    found = set()
+    for keyword in PLAY_KEYWORDS:
+        for name in NAME_RE.findall(str(play.get(keyword, ""))):
+            found.add((keyword, name))
+    return [list(pair) for pair in sorted(found)]
+
+
 def stage_plays(playbooks_dir: str) -> list[dict]:
     """Every play of the stage playbooks: its file, name, hosts pattern, roles, become."""
     plays = []
@@ -194,6 +208,7 @@ def stage_plays(playbooks_dir: str) -> list[dict]:
                     "roles": sorted(roles),
                     "become": bool(play.get("become", False)),
                     "only_when": sorted(values),
+                    "keyword_vars": _keyword_vars(play),
                 }
             )
     return plays
@@ -290,6 +305,24 @@ def misplaced_values(
     return sorted(found, key=lambda f: (f["name"], f["where"]))
 
 
+def keyword_settings(placements: Mapping[str, Iterable[str]], plays: Iterable[dict]) -> list[dict]:
+    """A variable a play keyword reads (serial: roce_switch_qos_serial), set in the
+    inventory, where that keyword never sees it: only an extra var (-e) reaches it."""
+    readers: dict[str, set[tuple[str, str]]] = {}
+    for play in plays:
+        for keyword, name in play.get("keyword_vars", ()):
+            readers.setdefault(name, set()).add((keyword, play["name"]))
+    found = []
+    for where, names in placements.items():
+        if where == "extra vars":
+            continue
+        for name in names:
+            if name in readers:
+                keyword, play = sorted(readers[name])[0]
+                found.append({"name": name, "where": where, "keyword": keyword, "play": play})
+    return sorted(found, key=lambda f: (f["name"], f["where"]))
+
+
 # Groups that exclude each other ----------------------------------------------------------
 
 
@@ -363,8 +396,15 @@ def messages(
     shared: list[dict],
     selectors: list[dict] = (),
     misplaced: list[dict] = (),
+    keywords: list[dict] = (),
 ) -> list[str]:
     lines = []
+    for item in keywords:
+        lines.append(
+            f"{item['name']} (set in {item['where']}) is read by the {item['keyword']} of the"
+            f" play '{item['play']}', which Ansible sets before any host's variables exist: the"
+            f" inventory's value is never used; give it with -e {item['name']}=VALUE"
+        )
     for item in values:
         lines.append(
             f"{item['name']} (set in {item['where']}) is {item['value']!r}: it {item['problem']};"
