@@ -547,6 +547,19 @@ def switch_batches(log: str) -> int:
     return sum(1 for line in Path(log).read_text().splitlines() if line.startswith(header))
 
 
+def task_results(log: str, task: str) -> dict:
+    """The hosts' results of one task (by its name as the log prints it): status -> count."""
+    counts: dict = {}
+    inside = False
+    for line in Path(log).read_text().splitlines():
+        if line.startswith(("TASK [", "PLAY [", "RUNNING HANDLER [")):
+            inside = line.startswith(f"TASK [{task}]")
+        elif inside and line[:1].isalpha() and ": [" in line:
+            status = line.split(":", 1)[0]
+            counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
 def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml") -> dict:
     """Run one ansible-playbook; return its figures (the stage callback's and the recap)."""
     stages = state / f"stages-{name}.json"

@@ -81,6 +81,15 @@ def test_second_run_changes_nothing(figures):
     assert second["totals"]["unreachable"] == 0
 
 
+def test_second_run_reads_no_gid_table_again(figures):
+    """The rails were not touched in the second run: rdma_rails writes /etc/nccl.conf from
+    the devices it read first (one module run a host less), the first run read them
+    again after applying the rails."""
+    task = "rdma.fabric.rdma_rails : Read the rails' GID tables"
+    assert fleet.task_results(figures["second"]["log"], task) == {"skipping": COUNT}
+    assert fleet.task_results(figures["first"]["log"], task) == {"ok": COUNT}
+
+
 def test_second_run_fails_on_the_planted_rail_only(figures):
     """site.yml fails (rc 2) at verification's verdict, and the verdict is exactly the
     slow rail: no other host or rail is named."""
