@@ -23,7 +23,8 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
 HOST_VARS = ("rdma_rail_host_index", "rdma_rail_addresses", "rdma_rail_devices")
 ARGS = {
     "rails": {"type": "list", "elements": "dict", "required": True},
-    "policy_mtu": {"type": "int"},
+    # Not "int": a value that is no integer is refused naming rdma_roce_policy.mtu.
+    "policy_mtu": {"type": "raw"},
     "hosts": {"type": "list", "elements": "str", "required": True},
     "partitions": {"type": "list", "elements": "dict"},
 }
@@ -44,7 +45,7 @@ def build_plan(rails, hosts_vars, policy_mtu=None, partitions=None, management=N
     management: {host: CIDR of its management network}; a rail subnet overlapping one
     is an error naming the hosts.
     """
-    filled, errors = normalize_rails(rails, policy_mtu)
+    filled, errors = normalize_rails(rails, policy_mtu, hosts_vars)
     if not errors:
         _bound, errors = bind_pkeys(filled, partitions)
     if not errors:
