@@ -225,3 +225,19 @@ def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
     assert "ManageForeignNextHops=no" in (tmp_path / "out" / "gpu02" / conf).read_text()
     assert "UNREACHABLE" not in out
     json.dumps(out)  # printable
+
+
+def test_no_gpu_hosts_group_is_one_ansible_warning(tmp_path, run_cli):
+    """Without a gpu_hosts group /etc/nccl.conf is written nowhere: said as Ansible's own
+    warning (stderr), once for the play, naming the variables and what is not written;
+    a debug line among the ok lines was easy to miss."""
+    proc = _render_role(tmp_path, run_cli, rdma_rails_nccl=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    warning = (
+        "[WARNING]: rdma_rails: no gpu_hosts group in the inventory, so /etc/nccl.conf "
+        "(NCCL_IB_HCA, NCCL_IB_TC, NCCL_SOCKET_IFNAME, the RoCE GID) is not written on "
+        "gpu01, gpu02; add the GPU servers to gpu_hosts or set rdma_rails_nccl: true."
+    )
+    assert " ".join(proc.stderr.split()).count(warning) == 1, proc.stderr
+    assert "is not written on" not in proc.stdout  # no debug "msg" line besides
+    assert not (tmp_path / "out/gpu01/etc/nccl.conf").exists()
