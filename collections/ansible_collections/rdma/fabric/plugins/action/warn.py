@@ -10,18 +10,13 @@ channel a reader and a CI log scan for; nothing is sent to a host.
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
+from ansible_collections.rdma.fabric.plugins.plugin_utils.controller_action import (
+    ControllerAction,
+)
 
-ARGS = {"msg": {"type": "str", "required": True}}
 
+class ActionModule(ControllerAction):
+    ARGS = {"msg": {"type": "str", "required": True}}
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
-
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        _spec, args = self.validate_argument_spec(argument_spec=ARGS)
-        result.update(changed=False, msg=args["msg"], warnings=[args["msg"]])
-        return result
+    def outcome(self, args, task_vars):
+        return {"msg": args["msg"], "warnings": [args["msg"]]}
