@@ -137,7 +137,8 @@ ROLE_RAILS = [
 ]
 
 
-def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
+def _render_role(tmp_path, run_cli, **more_vars):
+    """The role in rendered mode over two hosts that do not exist."""
     inventory = tmp_path / "hosts.yml"
     inventory.write_text(
         yaml.safe_dump(
@@ -160,6 +161,7 @@ def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
                         "rdma_rails_nccl": True,
                         "rdma_rails_render_dir": str(tmp_path / "out"),
                         "ansible_connection": "community.docker.docker",
+                        **more_vars,
                     },
                 }
             }
@@ -167,14 +169,44 @@ def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
     )
     play = tmp_path / "play.yml"
     play.write_text(RENDER_PLAY)
-    env_roles = str(ROLES_DIR)
-    proc = run_cli(
+    return run_cli(
         "ansible-playbook",
         "-i",
         str(inventory),
         str(play),
-        env={"ANSIBLE_ROLES_PATH": env_roles},
+        env={"ANSIBLE_ROLES_PATH": str(ROLES_DIR)},
     )
+
+
+@pytest.mark.parametrize("mtu", [100, 12000])
+def test_a_policy_mtu_out_of_range_stops_the_role_at_the_plan(tmp_path, run_cli, mtu):
+    """The role alone (no roce_host_qos) refuses rdma_roce_policy.mtu in its fabric-wide
+    plan check, naming the variable and the hosts, before it renders or changes
+    anything."""
+    proc = _render_role(tmp_path, run_cli, rdma_roce_policy={"mtu": mtu})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    refusal = (
+        f"rdma_roce_policy.mtu must be an MTU in bytes (1280-9216); got {mtu}; it is the "
+        "default MTU of the ethernet rails (rdma_rails) of gpu01, gpu02"
+    )
+    assert refusal in out, out[-3000:]
+    assert "TASK [rdma_rails : Render this host's files" not in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_policy_mtu_that_is_no_integer_is_refused_before_the_plan(tmp_path, run_cli):
+    proc = _render_role(tmp_path, run_cli, rdma_roce_policy={"mtu": "big"})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    # The role's argument spec, per host: the key and the variable it is found in.
+    assert "argument 'mtu' is of type str found in 'rdma_roce_policy'" in out, out[-3000:]
+    assert "fatal: [gpu01]" in out and "fatal: [gpu02]" in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
+    proc = _render_role(tmp_path, run_cli)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     for host, address in (("gpu01", "10.0.0.1/24"), ("gpu02", "10.0.0.2/24")):
@@ -193,3 +225,19 @@ def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
     assert "ManageForeignNextHops=no" in (tmp_path / "out" / "gpu02" / conf).read_text()
     assert "UNREACHABLE" not in out
     json.dumps(out)  # printable
+
+
+def test_no_gpu_hosts_group_is_one_ansible_warning(tmp_path, run_cli):
+    """Without a gpu_hosts group /etc/nccl.conf is written nowhere: said as Ansible's own
+    warning (stderr), once for the play, naming the variables and what is not written;
+    a debug line among the ok lines was easy to miss."""
+    proc = _render_role(tmp_path, run_cli, rdma_rails_nccl=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    warning = (
+        "[WARNING]: rdma_rails: no gpu_hosts group in the inventory, so /etc/nccl.conf "
+        "(NCCL_IB_HCA, NCCL_IB_TC, NCCL_SOCKET_IFNAME, the RoCE GID) is not written on "
+        "gpu01, gpu02; add the GPU servers to gpu_hosts or set rdma_rails_nccl: true."
+    )
+    assert " ".join(proc.stderr.split()).count(warning) == 1, proc.stderr
+    assert "is not written on" not in proc.stdout  # no debug "msg" line besides
+    assert not (tmp_path / "out/gpu01/etc/nccl.conf").exists()

@@ -249,3 +249,37 @@ def test_loopback_link_local_and_multicast_subnets(key, subnet):
 def test_garbled_ipv4_addresses_are_named(value):
     text = _host_errors(GOOD[:1], {"rdma_rail_addresses": {"rail0": value}})
     assert "gpu01: rdma_rail_addresses.rail0" in text
+
+
+@pytest.mark.parametrize("policy_mtu", [100, 1279, 9217, 12000, "big", "9000x", True])
+def test_a_policy_mtu_out_of_range_is_refused_naming_the_variable_and_the_hosts(policy_mtu):
+    """rdma_roce_policy.mtu is every ethernet rail's default MTU: a bad one was taken as
+    it was (100) or silently replaced by 9000 ('big'), and failed on the hosts only
+    after their files were written."""
+    plan, errors = build_plan(GOOD, HOSTS, policy_mtu, [], {})
+    assert plan is None
+    text = "\n".join(errors)
+    assert "rdma_roce_policy.mtu must be an MTU in bytes (1280-9216)" in text
+    assert f"got {policy_mtu!r}" in text
+    assert "gpu01, gpu02" in text
+    # Every reader of the rails refuses it, not only the plan of the role.
+    _filled, errors = normalize_rails(GOOD, policy_mtu)
+    assert any(e.startswith("rdma_roce_policy.mtu must be") for e in errors), errors
+
+
+@pytest.mark.parametrize("policy_mtu", [1280, 9216, "9000", None])
+def test_a_policy_mtu_in_range_is_the_ethernet_rails_default(policy_mtu):
+    plan, errors = build_plan(GOOD, HOSTS, policy_mtu, [], {})
+    assert errors == []
+    assert plan["gpu01"][0]["mtu"] == int(policy_mtu or 9000)
+
+
+def test_a_policy_mtu_error_names_at_most_ten_hosts():
+    hosts = {f"gpu{i:04d}": {"rdma_rail_host_index": i + 1} for i in range(1000)}
+    rails = [dict(GOOD[0], subnet="10.0.0.0/16")]
+    _plan, errors = build_plan(rails, hosts, 12000, [], {})
+    assert errors[0].endswith(
+        "gpu0000, gpu0001, gpu0002, gpu0003, gpu0004, gpu0005, gpu0006, gpu0007, gpu0008, "
+        "gpu0009 and 990 more"
+    ), errors
+    assert len(errors[0]) < 400

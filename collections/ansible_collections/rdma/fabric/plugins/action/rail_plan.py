@@ -11,7 +11,6 @@ name both hosts) for the price of reading three variables per host.
 
 from __future__ import annotations
 
-from ansible.plugins.action import ActionBase
 from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
     bind_pkeys,
     fabric_rails,
@@ -19,14 +18,11 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rails import (
     normalize_rails,
     special_network_errors,
 )
+from ansible_collections.rdma.fabric.plugins.plugin_utils.controller_action import (
+    ControllerAction,
+)
 
 HOST_VARS = ("rdma_rail_host_index", "rdma_rail_addresses", "rdma_rail_devices")
-ARGS = {
-    "rails": {"type": "list", "elements": "dict", "required": True},
-    "policy_mtu": {"type": "int"},
-    "hosts": {"type": "list", "elements": "str", "required": True},
-    "partitions": {"type": "list", "elements": "dict"},
-}
 
 
 def _management_network(values):
@@ -44,7 +40,7 @@ def build_plan(rails, hosts_vars, policy_mtu=None, partitions=None, management=N
     management: {host: CIDR of its management network}; a rail subnet overlapping one
     is an error naming the hosts.
     """
-    filled, errors = normalize_rails(rails, policy_mtu)
+    filled, errors = normalize_rails(rails, policy_mtu, hosts_vars)
     if not errors:
         _bound, errors = bind_pkeys(filled, partitions)
     if not errors:
@@ -57,14 +53,16 @@ def build_plan(rails, hosts_vars, policy_mtu=None, partitions=None, management=N
     return {host: bind_pkeys(entries, partitions)[0] for host, entries in plan.items()}, []
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _requires_connection = False
-    _supports_check_mode = True
+class ActionModule(ControllerAction):
+    ARGS = {
+        "rails": {"type": "list", "elements": "dict", "required": True},
+        # Not "int": a value that is no integer is refused naming rdma_roce_policy.mtu.
+        "policy_mtu": {"type": "raw"},
+        "hosts": {"type": "list", "elements": "str", "required": True},
+        "partitions": {"type": "list", "elements": "dict"},
+    }
 
-    def run(self, tmp=None, task_vars=None):
-        result = super().run(tmp, task_vars)
-        _spec, args = self.validate_argument_spec(argument_spec=ARGS)
+    def outcome(self, args, task_vars):
         hostvars = task_vars["hostvars"]
         hosts_vars = {}
         management = {}
@@ -77,13 +75,10 @@ class ActionModule(ActionBase):
         plan, errors = build_plan(
             args["rails"], hosts_vars, args["policy_mtu"], args["partitions"], management
         )
-        result["changed"] = False
         if errors:
-            result["failed"] = True
-            result["errors"] = errors
-            result["msg"] = "invalid rail plan:\n" + "\n".join(errors)
-            return result
-        result["plan"] = plan
-        result["hosts"] = len(plan)
-        result["rails"] = len(args["rails"])
-        return result
+            return {
+                "failed": True,
+                "errors": errors,
+                "msg": "invalid rail plan:\n" + "\n".join(errors),
+            }
+        return {"plan": plan, "hosts": len(plan), "rails": len(args["rails"])}

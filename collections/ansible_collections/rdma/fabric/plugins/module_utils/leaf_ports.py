@@ -52,7 +52,7 @@ def leaf_plan(rails, hosts_vars, port_maps=None, groups=None, policy_mtu=None, s
     "10.0.0.0/31", ``address6`` "2001:db8::/127" or None; leaves and ports keep the
     spelling of rdma_rails / rdma_cabling_ports.
     """
-    filled, errors = normalize_rails(rails, policy_mtu)
+    filled, errors = normalize_rails(rails, policy_mtu, hosts_vars)
     if errors:
         return None, errors, []
     l3 = {r["name"]: r for r in filled if r["subnet"] and r["prefix_length"] in L3_PREFIXES}

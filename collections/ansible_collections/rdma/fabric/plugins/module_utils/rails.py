@@ -56,6 +56,7 @@ import ipaddress
 import re
 
 from ansible_collections.rdma.fabric.plugins.module_utils import fabric_schema
+from ansible_collections.rdma.fabric.plugins.module_utils.roce_policy import mtu_errors
 
 # The keys and choices are fabric_schema.RAIL_OPTIONS' (one schema for every reader).
 RAIL_KEYS = tuple(fabric_schema.RAIL_OPTIONS)
@@ -87,6 +88,8 @@ IPOIB_PARTITION_MTU = 5
 DEFAULT_PKEY = 0x7FFF
 # RoCE (rdma_roce_policy) default when no policy MTU is given.
 ROCE_DEFAULT_MTU = 9000
+# Hosts a fabric-wide error names before "and N more": one line at 1,000 hosts.
+HOSTS_SHOWN = 10
 TABLE_BASE = 100
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,12}$")
 PCI_RE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -114,6 +117,14 @@ def natural_key(text):
         for part in re.split(r"(\d+)", str(text))
         if part
     ]
+
+
+def some_names(names, shown=HOSTS_SHOWN):
+    """'gpu017, gpu018 and 40 more': at most ``shown`` names."""
+    names = list(names or [])
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
 
 
 def _int(value):
@@ -436,10 +447,24 @@ def _normalize_rail(rail, position, where, policy_mtu, errors, seen):
     }
 
 
-def normalize_rails(rails, policy_mtu=None):
+def policy_mtu_errors(policy_mtu, hosts=None):
+    """``rdma_roce_policy.mtu`` refused (outside roce_policy's RoCE MTU range, or no
+    integer), naming the hosts whose ethernet rails take it as their default MTU."""
+    if policy_mtu is None:
+        return []
+    names = some_names(sorted(hosts or [], key=natural_key))
+    where = f" of {names}" if names else ""
+    return [
+        f"{error}; it is the default MTU of the ethernet rails (rdma_rails){where}"
+        for error in mtu_errors(policy_mtu)
+    ]
+
+
+def normalize_rails(rails, policy_mtu=None, hosts=None):
     """(filled rails, errors) for ``rdma_rails``; errors name ``rdma_rails[i].key``.
 
-    policy_mtu: ``rdma_roce_policy.mtu`` (the default MTU of ethernet rails).
+    policy_mtu: ``rdma_roce_policy.mtu`` (the default MTU of ethernet rails), refused
+    out of range naming ``hosts`` (the hosts planned).
     Filled rails have every key of RAIL_KEYS plus ``selector`` ({kind: name}),
     ``position`` and, for IPv4, ``network`` (str).
     """
@@ -447,7 +472,7 @@ def normalize_rails(rails, policy_mtu=None):
         return [], []
     if not isinstance(rails, list):
         return None, [f"rdma_rails must be a list of rails; got {rails!r}"]
-    errors = []
+    errors = policy_mtu_errors(policy_mtu, hosts)
     out = []
     seen = {}
     for position, rail in enumerate(rails):
@@ -1125,7 +1150,7 @@ def fabric_rails(rails, hosts_vars, policy_mtu=None):
     hosts_vars: {host: {rdma_rail_host_index, rdma_rail_addresses, rdma_rail_devices}}.
     An address used by two hosts names both. Linear in hosts x rails.
     """
-    filled, errors = normalize_rails(rails, policy_mtu)
+    filled, errors = normalize_rails(rails, policy_mtu, hosts_vars)
     if errors:
         return None, errors
     plan = {}

@@ -83,7 +83,7 @@ def default_rail_name(port):
 def _planned_rails(info, expect, host):
     """[(rail name, port record or None, problem)] from rdma_rails; (None, errors) when
     the plan itself is unusable for this host."""
-    filled, errors = normalize_rails(expect.get("rails"), expect.get("policy_mtu"))
+    filled, errors = normalize_rails(expect.get("rails"), expect.get("policy_mtu"), [host])
     if errors:
         return None, errors
     entries, errors = host_rails(filled, host, expect.get("rail_vars") or {})

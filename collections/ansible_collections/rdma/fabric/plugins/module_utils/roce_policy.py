@@ -178,6 +178,19 @@ class _Checker:
         return sorted(set(out)) if len(out) == len(value) else None
 
 
+def _mtu(check, value):
+    return check.integer(_name("mtu"), value, *MTU_RANGE, "an MTU in bytes")
+
+
+def mtu_errors(value):
+    """The errors of ``rdma_roce_policy.mtu`` alone, in normalize_policy's words: for a
+    reader that takes only the policy's MTU (the rail plan), so the range is checked in
+    one place."""
+    check = _Checker()
+    _mtu(check, value)
+    return check.errors
+
+
 def derive_prio_tc(policy):
     """Priority -> traffic class when the policy does not give one."""
     prio_tc = [0] * 8
@@ -376,7 +389,7 @@ def normalize_policy(policy):
         ),
         "action": watchdog["action"],
     }
-    out["mtu"] = check.integer(_name("mtu"), merged["mtu"], *MTU_RANGE, "an MTU in bytes")
+    out["mtu"] = _mtu(check, merged["mtu"])
     # Booleans: the schema's (wred_drop a boolean only, a string such as "yes" refused
     # rather than read; nic_firmware_dcbx also None).
     out["wred_drop"] = merged["wred_drop"] if isinstance(merged["wred_drop"], bool) else None

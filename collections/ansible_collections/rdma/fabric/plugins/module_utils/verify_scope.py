@@ -14,10 +14,10 @@ the fabric has (rdma_verify_fabric_size), before any test.
 
 from __future__ import annotations
 
+# missing_names: 'gpu017, gpu018 and 40 more', at most ten names (the report and the
+# summary stay one line at 1,000 hosts), as the rail plan's errors name hosts.
 from ansible_collections.rdma.fabric.plugins.module_utils.rails import natural_key
-
-# Names shown before "and N more": the report and the summary stay one line at 1,000 hosts.
-SHOWN = 10
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import some_names as missing_names
 
 
 def partial(fabric_hosts, tested_hosts):
@@ -29,14 +29,6 @@ def partial(fabric_hosts, tested_hosts):
     if not fabric or not missing:
         return None
     return {"tested": len(fabric) - len(missing), "of": len(fabric), "missing": missing}
-
-
-def missing_names(missing, shown=SHOWN):
-    """'gpu017, gpu018 and 40 more': at most ``shown`` names."""
-    missing = list(missing or [])
-    if len(missing) <= shown:
-        return ", ".join(missing)
-    return f"{', '.join(missing[:shown])} and {len(missing) - shown} more"
 
 
 def partial_text(scope):

@@ -44,8 +44,11 @@ options:
     elements: dict
     required: true
   policy_mtu:
-    description: C(rdma_roce_policy.mtu), the default MTU of Ethernet (RoCE) rails.
-    type: int
+    description:
+      - C(rdma_roce_policy.mtu), the default MTU of Ethernet (RoCE) rails.
+      - An integer 1280-9216 (the RoCE policy's range); anything else fails naming
+        C(rdma_roce_policy.mtu) and the hosts, whether or not a rail takes it.
+    type: raw
   hosts:
     description: The hosts whose addresses are planned and checked against each other.
     type: list
