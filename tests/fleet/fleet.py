@@ -450,6 +450,7 @@ def up(count: int, state: Path) -> None:
     hosts = host_names(count)
     for position, name in enumerate(hosts):
         record_host(state / "hosts" / name, name, position)
+    raise_inotify_instances(count)
     make_networks()
     # Created and attached one by one (network connects side by side left dockerd with an
     # endpoint of a removed container, and the network then could not be removed); then
@@ -463,12 +464,40 @@ def up(count: int, state: Path) -> None:
     (state / "fleet.json").write_text(json.dumps({"count": count, "hosts": hosts}))
 
 
+# Each host's systemd (PID 1, journald, networkd, logind...) holds about 6 inotify
+# instances, all under root's one per-user limit, fs.inotify.max_user_instances: Debian's
+# 128 ends at about 21 hosts, where the next container's systemd exits 255 at once.
+INOTIFY_PER_HOST = 8
+INOTIFY_SPARE = 128
+INOTIFY_LIMIT = Path("/proc/sys/fs/inotify/max_user_instances")
+
+
+def raise_inotify_instances(count: int) -> None:
+    """Raise the machine's inotify instance limit for COUNT systemd hosts (never lower it)."""
+    needed = INOTIFY_PER_HOST * (count + len(LEAVES)) + INOTIFY_SPARE
+    have = int(INOTIFY_LIMIT.read_text())
+    if have >= needed:
+        return
+    try:
+        INOTIFY_LIMIT.write_text(f"{needed}\n")
+    except OSError as err:
+        raise SystemExit(
+            f"{count} hosts need fs.inotify.max_user_instances >= {needed} (it is {have}: each "
+            f"host's systemd holds about 6); as root: sysctl -w fs.inotify.max_user_instances="
+            f"{needed} ({err})"
+        ) from err
+    print(f"fleet: fs.inotify.max_user_instances {have} -> {needed} for {count} hosts")
+
+
 def wait_systemd(container: str, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         out = sh("docker", "exec", container, "systemctl", "is-system-running", check=False)
         if out in ("running", "degraded"):
             return
+        state = sh("docker", "inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", container)
+        if not state.startswith("running"):
+            raise SystemExit(f"{container}: its systemd exited ({state}), see docker logs")
         time.sleep(1)
     raise SystemExit(f"{container}: systemd not up after {timeout} s ({out})")
 
