@@ -72,7 +72,7 @@ def test_both_networkd_backends_run_the_service_tasks_before_any_reload():
         assert "networkd_service.yml" in imports, backend
         service = imports.index("networkd_service.yml")
         for i, t in enumerate(tasks):
-            if "ansible.builtin.command" in t:
+            if "ansible.builtin.command" in t or "ansible.builtin.shell" in t:
                 assert i > service, (backend, t["name"])
     main = [t["name"] for t in _tasks("main.yml")]
     block = next(t for t in _tasks("main.yml") if "block" in t)
