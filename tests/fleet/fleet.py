@@ -526,26 +526,8 @@ def down(state: Path, quiet: bool = False) -> None:
             raise SystemExit(f"docker network rm: exit {done.returncode}\n{done.stderr}")
         time.sleep(1)
         left = sh("docker", "network", "ls", "-q", "--filter", f"label={LABEL}").split()
-        if attempt >= 2:
-            drop_stale_endpoints(left)
     if not quiet:
         print(f"fleet down: {len(containers)} containers, {len(networks)} networks removed")
-
-
-def drop_stale_endpoints(networks: list[str]) -> None:
-    """Endpoints a network still lists after its containers are gone (seen after runs that
-    renamed the rail netdevs inside the hosts): dockerd keeps them until it restarts,
-    unless they are disconnected by force, which works without the container."""
-    for network in networks:
-        names = sh(
-            "docker", "network", "inspect", "-f", "{{range .Containers}}{{.Name}} {{end}}", network
-        ).split()  # fmt: skip
-        for name in names:
-            subprocess.run(
-                ["docker", "network", "disconnect", "-f", network, name],
-                capture_output=True,
-                check=False,
-            )
 
 
 def fleet_memory() -> dict:
