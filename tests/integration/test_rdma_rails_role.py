@@ -126,7 +126,15 @@ def test_nccl_reads_the_gid_tables_after_the_rails_are_live():
     tasks = _tasks("nccl.yml")
     assert "rdma.fabric.rdma_devices_info" in tasks[0]
     assert "__rdma_rails_nccl_file" in tasks[1]["rdma.fabric.managed_files"]["files"]
-    assert "__rdma_rails_devices_live.devices" in tasks[1]["vars"]["__rdma_rails_nccl_content"]
+    assert "__rdma_rails_gid_devices" in tasks[1]["vars"]["__rdma_rails_nccl_content"]
+    # Read again only when this run touched the rails' links (their GIDs follow their
+    # addresses); otherwise the devices read before any change (bind.yml) hold them.
+    assert tasks[0]["when"] == "__rdma_rails_devices is not defined or __rdma_rails_links_touched"
+    role_vars = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())
+    gid_devices = role_vars["__rdma_rails_gid_devices"]
+    assert "__rdma_rails_devices_live" in gid_devices and "__rdma_rails_devices)" in gid_devices
+    for touched in ("reloaded", "networkd_started", "networkd_restarted", "units_started"):
+        assert f"__rdma_rails_{touched} " in role_vars["__rdma_rails_links_touched"]
     # No single GID index: said, naming the host (review finding 3), never a no-op line.
     warn = tasks[2]
     assert "rail_nccl_gid_warning" in str(warn["vars"])
