@@ -356,6 +356,9 @@ def start_leaves(state: Path, count: int) -> dict:
                 "ansible_network_os": "arista.eos.eos",
                 "ansible_host": "127.0.0.1",
                 "ansible_httpapi_port": base + number,
+                # Ansible keys a persistent connection by address, ansible_port and user:
+                # without it the two EOS leaves on 127.0.0.1 would share one.
+                "ansible_port": base + number,
                 "ansible_httpapi_use_ssl": True,
                 "ansible_httpapi_validate_certs": True,
                 "ansible_httpapi_ca_path": str(state / "tls/nvue.crt"),

@@ -290,3 +290,32 @@ def test_the_lldp_read_names_each_neighbour_and_its_netdev(eos, tls, tmp_path, r
         out_file.unlink()
     assert print_config(standin.running) == before
     assert not any(cmd.startswith("configure") for cmd, _ in standin.log)
+
+
+def test_two_leaves_behind_one_address_each_get_their_own_push(eos, tls, tmp_path, play):
+    """Two EOS leaves on one address (127.0.0.1), told apart by port, pushed side by side
+    (one batch): each switch gets its own configuration. Ansible keys a persistent
+    connection by address, ansible_port and user, not by ansible_httpapi_port; with
+    ansible_port set as well, each leaf has its own connection. Without it the preflight
+    refuses, naming both, before anything is sent (it once ran leaf2's push on leaf1's
+    connection: leaf1 changed, leaf2 "ok" and never configured)."""
+    leaves = {"leaf1": eos(), "leaf2": eos(running=RUNNING.replace("leaf1", "leaf2"))}
+
+    def hosts(**port):
+        return inventory(
+            tmp_path,
+            eos={name: eos_host(s, tls, **{k: s.port for k in port}) for name, s in leaves.items()},
+        )
+
+    proc, out = play(hosts())
+    assert proc.returncode != 0, out
+    assert "leaf1, leaf2 share one persistent connection" in out, out
+    assert all(s.log == [] for s in leaves.values()), "refused before any switch is read"
+
+    proc, out = play(hosts(ansible_port=True), "-e", "roce_switch_qos_serial=2")
+    assert proc.returncode == 0, out
+    for name, standin in leaves.items():
+        assert recap(proc, name)["changed"] == 1, out
+        have = lines(standin.running)
+        assert wanted_lines() <= have, (name, sorted(wanted_lines() - have))
+        assert (f"hostname {name}",) in have

@@ -10,9 +10,14 @@ import os
 import re
 
 from ansible import constants as C
+from ansible.inventory.helpers import sort_groups
 from ansible.plugins.action import ActionBase
 from ansible.vars.plugins import get_vars_from_inventory_sources, get_vars_from_path
-from ansible_collections.rdma.fabric.plugins.plugin_utils import inventory_names, inventory_rules
+from ansible_collections.rdma.fabric.plugins.plugin_utils import (
+    inventory_connections,
+    inventory_names,
+    inventory_rules,
+)
 
 COLLECTION = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
 COLLECTION_ROLES = os.path.join(COLLECTION, "roles")
@@ -86,6 +91,7 @@ class ActionModule(ActionBase):
 
         value_findings = inventory_rules.value_problems(sources, known)
         rule_findings = self._rules(inventory, sources, roles_paths, known, args)
+        rule_findings["shared_connections"] = self._shared_connections(inventory, sources)
 
         result.update(
             changed=False,
@@ -110,7 +116,7 @@ class ActionModule(ActionBase):
             rule_findings["selector_conflicts"],
             rule_findings["misplaced_values"],
             rule_findings["keyword_settings"],
-        )
+        ) + [inventory_connections.message(f) for f in rule_findings["shared_connections"]]
         if rule_lines:
             head = result["msg"] + "\n" if lines else ""
             result["failed"] = True
@@ -184,6 +190,28 @@ class ActionModule(ActionBase):
             "selector_conflicts": conflicts,
             "misplaced_values": misplaced,
         }
+
+    @staticmethod
+    def _shared_connections(inventory, sources):
+        """Hosts Ansible would reach through one persistent connection; each host's
+        connection variables from its groups (Ansible's order), itself, then extra vars."""
+        names = inventory_connections.CONNECTION_VARS
+        of_entity = {
+            where: {n: v for n, v in values.items() if n in names}
+            for where, values in sources.items()
+        }
+        values_of_host = {
+            host.name: inventory_connections.effective(
+                [
+                    *(of_entity[f"group {g.name}"] for g in sort_groups(host.get_groups())),
+                    of_entity[f"host {host.name}"],
+                    of_entity["extra vars"],
+                ],
+                names,
+            )
+            for host in inventory.hosts.values()
+        }
+        return inventory_connections.shared_connections(values_of_host)
 
     @staticmethod
     def _hosts_of_pattern(inventory, pattern):
