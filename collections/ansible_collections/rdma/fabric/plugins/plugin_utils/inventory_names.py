@@ -18,6 +18,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 import yaml
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import some_names
 
 PREFIXES = ("rdma_", "roce_", "ib_subnet_manager_", "soft_roce_")
 # Close enough to be a typo: "rdma_stack_provder" vs "rdma_stack_provider" is 0.97,
@@ -99,9 +100,7 @@ def group_typos(
 
 
 def _where(places: list[str], limit: int = 3) -> str:
-    shown = ", ".join(places[:limit])
-    more = len(places) - limit
-    return f"{shown} and {more} more" if more > 0 else shown
+    return some_names(places, shown=limit)
 
 
 def messages(var_findings: list[dict], group_findings: list[dict]) -> list[str]:

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 import yaml
+from ansible_collections.rdma.fabric.plugins.module_utils.rails import some_names
 
 URL_SUFFIX = "_url"
 ADDRESS_SUFFIXES = ("_host", "_address")
@@ -385,9 +386,7 @@ def selector_conflicts(
 
 
 def _hosts(hosts: list[str], limit: int = 5) -> str:
-    shown = ", ".join(hosts[:limit])
-    more = len(hosts) - limit
-    return f"{shown} and {more} more" if more > 0 else shown
+    return some_names(hosts, shown=limit)
 
 
 def messages(
