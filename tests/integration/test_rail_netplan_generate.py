@@ -52,7 +52,7 @@ def _generate(entries, root):
     the directory of the networkd files netplan wrote."""
     ((path, spec),) = rail_files(rail_render.rail_links(entries), "netplan").items()
     target = root / path.lstrip("/")
-    target.parent.mkdir(parents=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(spec["content"])
     target.chmod(0o600)
     proc = subprocess.run(
@@ -137,3 +137,27 @@ def test_netplan_writes_scope_link_on_a_via_less_ipv6_route_and_no_yaml_avoids_i
     )
     assert proc.returncode != 0
     assert "route must include both a 'to' and 'via' IP" in proc.stderr
+
+
+def test_the_rails_file_leaves_other_links_to_their_renderer(tmp_path):
+    """A NetworkManager host (Ubuntu's 01-network-manager-all.yaml) whose management link
+    comes from cloud-init: with the rails' file beside them, netplan still gives eth0 to
+    NetworkManager. A global `renderer: networkd` in the rails' file, the last one read,
+    became every definition's renderer: eth0 got a networkd .network file."""
+    netplan = tmp_path / "etc/netplan"
+    netplan.mkdir(parents=True)
+    (netplan / "01-network-manager-all.yaml").write_text(
+        "network:\n  version: 2\n  renderer: NetworkManager\n"
+    )
+    (netplan / "50-cloud-init.yaml").write_text(
+        "network:\n  version: 2\n  ethernets:\n    eth0:\n      dhcp4: true\n"
+    )
+    for path in netplan.iterdir():
+        path.chmod(0o600)
+    plan, errors = fabric_rails(RAILS[:1], {"gpu07": {"rdma_rail_host_index": 7}})
+    assert errors == []
+    networkd = _generate(plan["gpu07"], tmp_path)
+    assert (networkd / "10-netplan-ens17np0.network").is_file()
+    assert not (networkd / "10-netplan-eth0.network").exists()
+    nm = tmp_path / "run/NetworkManager/system-connections"
+    assert [p.name for p in nm.iterdir()] == ["netplan-eth0.nmconnection"]

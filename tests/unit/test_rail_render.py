@@ -165,7 +165,9 @@ def test_no_file_matches_anything_but_a_rail_netdev(links):
 def test_netplan_config_and_its_limits(links):
     ethernet = [link for link in links if link["kind"] != "ipoib_child"]
     doc = rail_render.netplan_config(ethernet)["network"]
-    assert doc["version"] == 2 and doc["renderer"] == "networkd"
+    # The renderer per rail, none global (a global one reaches every other file's links).
+    assert doc["version"] == 2 and "renderer" not in doc
+    assert {e["renderer"] for e in doc["ethernets"].values()} == {"networkd"}
     rail1 = doc["ethernets"]["ens18np0"]
     assert rail1["mtu"] == 4200 and rail1["addresses"] == ["10.0.1.7/24"]
     assert {"to": "default", "via": "10.0.1.254", "table": 101} in rail1["routes"]

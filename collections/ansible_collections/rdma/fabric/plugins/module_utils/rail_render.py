@@ -291,6 +291,7 @@ def netplan_config(links):
     ethernets = {}
     for link in links:
         config = {
+            "renderer": "networkd",
             "mtu": link["mtu"],
             "dhcp4": False,
             "dhcp6": False,
@@ -320,7 +321,10 @@ def netplan_config(links):
                 for r in link["rules"]
             ]
         ethernets[link["netdev"]] = config
-    return {"network": {"version": 2, "renderer": "networkd", "ethernets": ethernets}}
+    # The renderer on each rail, never global: netplan gives a global `renderer` of the
+    # last file to every definition without its own, in every file (parse.c), so a global
+    # one here would hand a NetworkManager host's other links to networkd.
+    return {"network": {"version": 2, "ethernets": ethernets}}
 
 
 def nm_keyfiles(links):
