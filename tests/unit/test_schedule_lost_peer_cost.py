@@ -72,11 +72,17 @@ def _rail(side):
     return side["id"].split("/")[4]
 
 
-def fake_processes(monkeypatch, clock, lost, lost_from, dead=None):
+PROBE = 3.0  # a probe of a gone address: the kernel's neighbour resolution, ~3 s
+
+
+def fake_processes(monkeypatch, clock, lost, lost_from, dead=None, probe_finds=False):
     """perftest_run's process layer, faked; returns {round: virtual time it began}.
     dead: test -> whether its side fails as with a lost peer (default: its peer is
-    ``lost`` from round ``lost_from``)."""
+    ``lost`` from round ``lost_from``). A lost peer's server side listens (nobody
+    connects); probe_finds: a probe of a lost peer's rail address says "no route to
+    host" (its host is off), else it says nothing (a firewall drops the probe)."""
     began = {}
+    live = []
 
     def is_lost(test):
         if dead is not None:
@@ -85,7 +91,19 @@ def fake_processes(monkeypatch, clock, lost, lost_from, dead=None):
 
     def spawn(test, state_dir, name):
         began.setdefault(test["round"], clock.now)
-        return {"test": test, "files": {}, "at": clock.now, "until": clock.now + 1e9}
+        job = {"test": test, "files": {}, "at": clock.now, "until": clock.now + 1e9}
+        live.append(job)
+        return job
+
+    def listening():
+        return {
+            j["test"]["port"] for j in live if j["test"]["side"] == "server" and is_lost(j["test"])
+        }
+
+    def lost_peers(tests):
+        if tests:
+            clock.sleep(PROBE)
+        return {t["id"] for t in tests if probe_finds and is_lost(t)}
 
     def poll(job):
         if is_lost(job["test"]):
@@ -93,6 +111,7 @@ def fake_processes(monkeypatch, clock, lost, lost_from, dead=None):
         return 0 if clock.now >= job["at"] + RUN else None
 
     def reap(job, killed=False):
+        live.remove(job)
         test = job["test"]
         refused = is_lost(test) and test["side"] == "client"
         errors = [f"Couldn't connect to {lost}:{test['port']}"] if refused else []
@@ -110,6 +129,8 @@ def fake_processes(monkeypatch, clock, lost, lost_from, dead=None):
     monkeypatch.setattr(perftest_run, "_poll", poll)
     monkeypatch.setattr(perftest_run, "_reap", reap)
     monkeypatch.setattr(perftest_run, "_kill_job", lambda job: None)
+    monkeypatch.setattr(perftest_run, "listening_ports", listening)
+    monkeypatch.setattr(perftest_run, "_lost_peers", lost_peers)
     monkeypatch.setattr(perftest_run, "_counters", lambda module, ports: {})
     monkeypatch.setattr(perftest_run, "_stop_earlier_run", lambda state_dir, run: None)
     return began
@@ -124,8 +145,15 @@ def fabric_sides(count=8, rails=2):
     return names, {h: vplan.host_sides(h, tests) for h in names}
 
 
+@pytest.mark.parametrize("probe_finds", [False, True], ids=["probe-silent", "no-route-to-host"])
 @pytest.mark.parametrize("lost_from", [0, 3], ids=["never-came", "lost-after-round-2"])
-def test_a_lost_peer_costs_each_partner_one_round_on_the_grid(monkeypatch, tmp_path, lost_from):
+def test_a_lost_peer_costs_each_partner_one_round_on_the_grid(
+    monkeypatch, tmp_path, lost_from, probe_finds
+):
+    """With a probe that says nothing, the round ends at its deadline: the client's
+    connect deadline, the server's 5 s later (still listening: no client can come),
+    not the round's end. With a probe that finds the peer's rail address gone, the round
+    ends at the first probe: seconds, whatever the grid says."""
     names, sides = fabric_sides()
     lost = names[-1]
     rounds_total = 1 + max(s["round"] for h in names for s in sides[h])
@@ -139,7 +167,7 @@ def test_a_lost_peer_costs_each_partner_one_round_on_the_grid(monkeypatch, tmp_p
     partners = 0
     for host in names[:-1]:
         clock = Clock()
-        began = fake_processes(monkeypatch, clock, lost, lost_from)
+        began = fake_processes(monkeypatch, clock, lost, lost_from, probe_finds=probe_finds)
         mine = [dict(s, timeout=TIMEOUT) for s in sides[host]]
         out = perftest_run.schedule(
             Module(start_at=start_at, round_seconds=SLOT), mine, str(tmp_path / host)
@@ -164,10 +192,19 @@ def test_a_lost_peer_costs_each_partner_one_round_on_the_grid(monkeypatch, tmp_p
         serves = any(
             s["side"] == "server" for s in mine if s["round"] == with_lost
         )  # else it is the lost host's client
-        cut = (server_by if serves else connect_by) - EPOCH
-        # That round ends at its deadline on the grid (not at the sides' 600 s timeout)...
         end_of_round = began.get(with_lost + 1, ended)
-        assert cut <= end_of_round <= cut + 1 + TICK, (host, with_lost, end_of_round, cut)
+        if probe_finds:
+            # The first probe (3 s after the round began, 3 s long) ends it.
+            first = began[with_lost] + perftest_run.PROBE_EVERY + PROBE
+            assert first <= end_of_round <= first + 1 + TICK, (host, with_lost, end_of_round)
+            assert end_of_round < connect_by - EPOCH - 10
+        else:
+            late = perftest_run.LATE_CLIENT if serves else 0
+            cut = connect_by - EPOCH + late
+            # That round ends at its deadline on the grid (not at the sides' 600 s
+            # timeout, nor the round's end for a server nobody connected to)...
+            assert cut <= end_of_round <= cut + PROBE + 1 + TICK, (host, end_of_round, cut)
+            assert end_of_round < server_by - EPOCH
         # ... and every later round runs at the healthy pace: no later round is lost.
         later = rounds_total - 1 - with_lost
         assert ended <= end_of_round + later * (RUN + TICK), (host, ended, end_of_round, later)

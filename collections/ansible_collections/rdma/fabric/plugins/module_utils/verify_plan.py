@@ -333,6 +333,10 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
                 "port": port,
                 "argv": _side_argv(options, s, port),
                 "timeout": timeout,
+                # Whose rail address the schedule probes when the client does not come
+                # (peer_probe), from this side's own.
+                "address": s["address"],
+                "peer_address": c.get("address"),
             }
             test["client_test"] = {
                 "id": f"{test['id']}/client",
@@ -341,6 +345,8 @@ def pair_tests(phase, round_, server, client, health, options, rails_expect, onl
                 "port": port,
                 "argv": _side_argv(options, c, port, s["address"]),
                 "timeout": timeout,
+                "address": c.get("address"),
+                "peer_address": s["address"],
             }
         tests.append(test)
     return tests

@@ -33,7 +33,14 @@ description:
     servers, killing a server whose client has not finished by the round's deadline
     less O(grace). So a lost peer costs its partner the rest of that round, never
     later rounds, and hosts started seconds apart (an C(async) launch over many
-    forks) still meet in round 0. A schedule of an earlier run still going on the host
+    forks) still meet in round 0. A side whose peer is gone does not wait that long;
+    from a client's second refusal, and while a server still listens (perftest closes
+    its listening socket once its one client connects), the peer's rail address is
+    probed every 3 s (TCP to port 1, from the side's own rail address); "no route to
+    host" (no neighbour answered, so the host or its rail link is down) ends the side
+    at once (C(peer_gone)), and a server still listening 5 s past the round's connect
+    deadline is ended too, as no client tries any more. A refusal, a listener or a
+    timeout counts as there. A schedule of an earlier run still going on the host
     (an interrupted run's async job) is stopped first, with every side it left in
     O(state_dir), so its servers cannot take this run's clients. A side on a port
     whose state (sysfs, under O(sysfs_root)) reads DOWN at its round's start - a NIC
@@ -90,6 +97,16 @@ options:
         type: str
         choices: [server, client]
         default: client
+      address:
+        description:
+          - For C(action=schedule), this host's address on the test's rail, the source
+            of the probe of O(tests[].peer_address). Default the routing's choice.
+        type: str
+      peer_address:
+        description:
+          - For C(action=schedule), the peer's address on the test's rail, probed while
+            this side waits for it (see C(action=schedule)). Default not probed.
+        type: str
   ready_ports:
     description: For C(action=run), the ports whose server listens.
     type: list
@@ -225,6 +242,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.ethtool_stats import parse_ethtool_stats
+from ansible_collections.rdma.fabric.plugins.module_utils.peer_probe import gone_of
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     SYSFS_IB,
@@ -237,6 +255,13 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
 from ansible_collections.rdma.fabric.plugins.module_utils.verify_outcomes import write_outcomes
 
 TCP_LISTEN = "0A"
+# A side waiting for its peer probes the peer's rail address every PROBE_EVERY s (each
+# probe at most PROBE_TIMEOUT s); a server still listening LATE_CLIENT s after the
+# round's connect deadline has no client coming (the hosts' clocks agree to a second or
+# two through controller_time).
+PROBE_EVERY = 3
+PROBE_TIMEOUT = 5
+LATE_CLIENT = 5
 
 
 def listening_ports():
@@ -440,7 +465,11 @@ def _compact(outcome):
     result.pop("settings", None)
     out = {"id": outcome.get("id"), "rc": outcome.get("rc"), "result": result}
     out.update(
-        {k: outcome[k] for k in ("timed_out", "killed", "port_down", "error") if outcome.get(k)}
+        {
+            k: outcome[k]
+            for k in ("timed_out", "killed", "port_down", "peer_gone", "error")
+            if outcome.get(k)
+        }
     )
     if outcome.get("error"):
         out["output"] = ((outcome.get("stdout") or "")[-1500:] + (outcome.get("stderr") or ""))[
@@ -643,12 +672,30 @@ def _stop_earlier_run(state_dir, run):
 def _run_clients(clients, state_dir, client_deadline):
     """Run a round's clients at once, each on its own: one refused ("Couldn't connect",
     its server not listening yet) is started again a second later, until the round's
-    connect deadline, while its sibling clients (the other rails) go on running."""
+    connect deadline, while its sibling clients (the other rails) go on running. From
+    its second refusal on, its server's rail address is probed (every PROBE_EVERY s,
+    peer_probe): a server host that is gone ends the retries at once."""
     attempts = dict.fromkeys((t["id"] for t in clients), 0)
     outcomes = {}
     running = [_spawn(t, state_dir, f"client-{t['port']}") for t in clients]
     again = []  # (when, test): refused, to start again
+    refused = {}  # test id -> its latest refused outcome, while it waits to start again
+    probed = {}  # test id -> when its server's address was last probed
     while running or again:
+        now = time.monotonic()
+        lost = _lost_peers(
+            [t for _when, t in again if now - probed.get(t["id"], -PROBE_EVERY) >= PROBE_EVERY]
+        )
+        for _when, test in again:
+            if test["id"] in lost:
+                outcome = refused[test["id"]]
+                outcome["error"] = f"{outcome.get('error') or 'refused'}; {_gone_text(test)}"
+                outcome["peer_gone"] = True
+                outcome["connect_attempts"] = attempts[test["id"]]
+                outcomes[test["id"]] = outcome
+            elif now - probed.get(test["id"], -PROBE_EVERY) >= PROBE_EVERY:
+                probed[test["id"]] = now
+        again = [(when, t) for when, t in again if t["id"] not in lost]
         now = time.monotonic()
         running += [_spawn(t, state_dir, f"client-{t['port']}") for when, t in again if when <= now]
         again = [(when, t) for when, t in again if when > now]
@@ -661,6 +708,10 @@ def _run_clients(clients, state_dir, client_deadline):
             attempts[job["test"]["id"]] += 1
             if _connect_refused(outcome) and time.time() < client_deadline:
                 again.append((time.monotonic() + 1, job["test"]))
+                refused[job["test"]["id"]] = outcome
+                # The first refusal is the usual one (its server not up yet): probed
+                # from the second on.
+                probed.setdefault(job["test"]["id"], time.monotonic())
                 continue
             outcome["connect_attempts"] = attempts[job["test"]["id"]]
             outcomes[job["test"]["id"]] = outcome
@@ -668,6 +719,67 @@ def _run_clients(clients, state_dir, client_deadline):
         if running or again:
             time.sleep(0.1)
     return outcomes
+
+
+def _wait_servers(servers, number, client_deadline, server_deadline):
+    """Wait for a round's servers, each until its client has finished or the round's
+    deadline. A server still listening (perftest closes its listening socket once its
+    one client connects) is ended early when no client can come any more: past the
+    round's connect deadline (every client stops trying by then), or once its client's
+    rail address is gone (peer_probe, every PROBE_EVERY s)."""
+    outcomes = {}
+    waiting = list(servers)
+    next_probe = time.monotonic() + PROBE_EVERY
+    while waiting:
+        listening = listening_ports()
+        alone = [j for j in waiting if j["test"]["port"] in listening and _poll(j) is None]
+        lost = set()
+        if alone and time.monotonic() >= next_probe:
+            lost = _lost_peers([j["test"] for j in alone])
+            next_probe = time.monotonic() + PROBE_EVERY
+        now = time.time()
+        still = []
+        for job in waiting:
+            test = job["test"]
+            if _poll(job) is not None:
+                outcomes[test["id"]] = _reap(job)
+                continue
+            if now >= server_deadline:
+                why = f"no client came and finished by round {number}'s deadline"
+            elif job in alone and now >= client_deadline + LATE_CLIENT:
+                why = f"no client connected by round {number}'s connect deadline"
+            elif test["id"] in lost:
+                why = _gone_text(test)
+            else:
+                still.append(job)
+                continue
+            _kill_job(job)
+            # A killed group never writes its exit code: no wait for it.
+            outcome = _reap(job, killed=True)
+            outcome["killed"] = True
+            outcome["peer_gone"] = test["id"] in lost
+            outcome["error"] = f"killed: {why}" + (
+                f" ({outcome['error']})" if outcome["result"]["errors"] else ""
+            )
+            outcomes[test["id"]] = outcome
+        waiting = still
+        if waiting:
+            time.sleep(0.2)
+    return outcomes
+
+
+def _lost_peers(tests):
+    """The ids of the tests whose peer's rail address is gone (peer_probe)."""
+    targets = {(t["peer_address"], t.get("address")) for t in tests if t.get("peer_address")}
+    lost = gone_of(targets, timeout=PROBE_TIMEOUT)
+    return {t["id"] for t in tests if t.get("peer_address") in lost}
+
+
+def _gone_text(test):
+    return (
+        f"not waited for: its peer's rail address {test['peer_address']} does not answer"
+        " (no route to host: the host or its rail link is down)"
+    )
 
 
 def schedule(module, tests, state_dir):
@@ -723,21 +835,7 @@ def schedule(module, tests, state_dir):
         ]
         clients = [t for t in live if t["side"] == "client"]
         results.update(_run_clients(clients, state_dir, client_deadline))
-        for job in servers:
-            while _poll(job) is None and time.time() < server_deadline:
-                time.sleep(0.2)
-            killed = _poll(job) is None
-            if killed:
-                _kill_job(job)
-            # A killed group never writes its exit code: no wait for it.
-            outcome = _reap(job, killed=killed)
-            if killed:
-                outcome["killed"] = True
-                outcome["error"] = (
-                    f"killed: no client came and finished by round {number}'s deadline"
-                    + (f" ({outcome['error']})" if outcome["result"]["errors"] else "")
-                )
-            results[job["test"]["id"]] = outcome
+        results.update(_wait_servers(servers, number, client_deadline, server_deadline))
         after = _counters(module, ports)
         deltas = port_counter_deltas(before, after)
         for test in mine:
@@ -767,6 +865,8 @@ def main():
                     "argv": {"type": "list", "elements": "str", "required": True},
                     "timeout": {"type": "int", "default": 60},
                     "round": {"type": "int", "default": 0},
+                    "address": {"type": "str"},
+                    "peer_address": {"type": "str"},
                     "side": {
                         "type": "str",
                         "default": "client",

@@ -1,0 +1,149 @@
+"""A perftest peer that is gone, told by the kernel: peer_probe and perftest_run's
+schedule in a network namespace of the test's own (`unshare -n`, as root), where a veth
+pair carries 10.99.0.1/24 on one end and nothing answers for 10.99.0.2 (ARP unanswered:
+"no route to host", a host that was killed or whose rail link died) and no route leads
+to 192.0.2.1. Nothing leaves the namespace.
+
+Before the probe, a side whose peer was gone waited for it until the round's deadline on
+the grid (the client its connect window, the server the round's end); with the host gone
+in every round of a full plan, every round of the fabric ran at the grid's pace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+COLLECTIONS = REPO / "collections"
+STANDIN = REPO / "tests" / "standins" / "perftest_standin.py"
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare"
+)
+
+NAMESPACE = """\
+set -e
+ip link set lo up
+ip link add rail0 type veth peer name far0
+ip addr add 10.99.0.1/24 dev rail0
+ip link set rail0 up
+ip link set far0 up
+exec "$@"
+"""
+
+
+def in_namespace(code: str, env=None, timeout=120):
+    """Run Python code in a fresh network namespace; its stdout parsed as JSON."""
+    proc = subprocess.run(
+        ["unshare", "-n", "sh", "-c", NAMESPACE, "sh", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": str(COLLECTIONS), **(env or {})},
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_gone_is_only_no_route_to_host():
+    answers = in_namespace(
+        textwrap.dedent(
+            """
+            import json, socket, time
+            from ansible_collections.rdma.fabric.plugins.module_utils import peer_probe
+            listener = socket.create_server(("127.0.0.1", 0))
+            port = listener.getsockname()[1]
+            out = {}
+            for name, args in {
+                "unanswered neighbour": ("10.99.0.2", "10.99.0.1"),
+                "no route": ("192.0.2.1", None),
+                "refused": ("127.0.0.1", None),
+                "a listener": ("127.0.0.1", None, 5.0, port),
+                "a source this host lacks": ("10.99.0.2", "10.99.0.9"),
+            }.items():
+                began = time.monotonic()
+                out[name] = [peer_probe.gone(*args), round(time.monotonic() - began, 1)]
+            out["side by side"] = sorted(
+                peer_probe.gone_of([("10.99.0.2", "10.99.0.1"), ("10.99.0.3", None),
+                                    ("127.0.0.1", None)])
+            )
+            print(json.dumps(out))
+            """
+        )
+    )
+    assert answers["unanswered neighbour"][0] is True, answers
+    assert answers["unanswered neighbour"][1] <= 5, answers  # the kernel's ARP tries
+    assert answers["no route"][0] is True, answers
+    assert answers["refused"][0] is False and answers["a listener"][0] is False, answers
+    assert answers["a source this host lacks"][0] is False, answers
+    assert answers["side by side"] == ["10.99.0.2", "10.99.0.3"], answers
+
+
+def test_a_schedule_does_not_wait_out_the_window_for_a_gone_peer(tmp_path):
+    """Round 0: this host's client, its server's host gone; round 1: its server, its
+    client's host gone. A 40 s connect window and 60 s rounds: before the probe the
+    schedule took over 100 s (the client 40 s, the server to the round's end); now each
+    side ends at its first probe, seconds in, and says why."""
+    mapping = {"mlx5_0": {"address": "10.99.0.1", "gbps": 0.09}}
+    (tmp_path / "standin.json").write_text(json.dumps(mapping))
+    binary = [sys.executable, str(STANDIN)]
+    tests = [
+        {
+            "id": "r0/client",
+            "round": 0,
+            "side": "client",
+            "port": 18600,
+            "argv": [*binary, "-d", "mlx5_0", "-p", "18600", "10.99.0.2"],
+            "timeout": 30,
+            "address": "10.99.0.1",
+            "peer_address": "10.99.0.2",
+        },
+        {
+            "id": "r1/server",
+            "round": 1,
+            "side": "server",
+            "port": 18601,
+            "argv": [*binary, "-d", "mlx5_0", "-p", "18601"],
+            "timeout": 30,
+            "address": "10.99.0.1",
+            "peer_address": "10.99.0.2",
+        },
+    ]
+    (tmp_path / "tests.json").write_text(json.dumps(tests))
+    code = textwrap.dedent(
+        f"""
+        import json, time
+        from ansible_collections.rdma.fabric.plugins.modules import perftest_run
+
+        class Module:
+            params = {{"listen_timeout": 40, "grace": 5, "sysfs_root": "/nonexistent",
+                       "progress_file": None, "round_seconds": 60,
+                       "start_at": time.time()}}
+
+            def get_bin_path(self, name, required=False):
+                return None
+
+        began = time.monotonic()
+        with open({str(tmp_path / "tests.json")!r}) as handle:
+            tests = json.load(handle)
+        out = perftest_run.schedule(Module(), tests, {str(tmp_path / "state")!r})
+        print(json.dumps({{"took": time.monotonic() - began, "out": out}}))
+        """
+    )
+    result = in_namespace(code, env={"RDMA_PERFTEST_STANDIN": str(tmp_path / "standin.json")})
+    client, server = result["out"]
+    gone = "its peer's rail address 10.99.0.2 does not answer (no route to host"
+    assert gone in client["error"] and client["peer_gone"], client
+    assert client["connect_attempts"] >= 2, client
+    assert server["error"].startswith("killed: not waited for: ") and gone in server["error"]
+    assert server["peer_gone"] and server["killed"], server
+    assert result["took"] < 30, result["took"]
