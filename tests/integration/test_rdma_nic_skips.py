@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from role_play import ROLES_DIR, outcomes, recap, tasks_run
+from role_play import ROLES_DIR, failure_messages, outcomes, recap, tasks_run
 
 ROLE = "rdma_nic"
 
@@ -47,6 +47,27 @@ def test_a_host_without_connectx_skips_each_idle_step_once(run_play):
         assert outcomes(proc, f"{ROLE} : {include}") == {"localhost": "skipped"}, include
         begun = [name for name in held if f"{ROLE} : {name}" in started]
         assert not begun, f"started one by one, to be skipped: {begun}"
+
+
+def test_the_settings_tag_still_reaches_the_settings(run_play):
+    """--tags rdma_nic-settings runs the settings inside the devices' include, not the
+    image update beside them (its tag is rdma_nic-firmware) nor the package step. The
+    device is one this machine lacks: the module's refusal names it."""
+    proc, output = run_play(
+        {
+            "rdma_nic_devices": ["mlx5_0"],
+            "rdma_nic_tool": "mstconfig",
+            "rdma_nic_firmware_update": True,
+        },
+        "--tags",
+        "rdma_nic-settings",
+    )
+    started = tasks_run(proc)
+    assert f"{ROLE} : Apply firmware settings (next boot)" in started, output
+    assert f"{ROLE} : Update the firmware image" not in started
+    assert f"{ROLE} : Read mstflint's package and the firmware tools on the PATH" not in started
+    assert any("mlx5_0: no such RDMA device" in text for text in failure_messages(proc)), output
+    assert recap(proc)["changed"] == 0
 
 
 def tool_pending(run_cli, tmp_path, extra: dict) -> bool:
