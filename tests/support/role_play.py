@@ -23,9 +23,20 @@ def play(role: str, hosts: str = "localhost") -> str:
 """
 
 
+INCLUDES = ("ansible.builtin.include_tasks", "ansible.builtin.import_tasks")
+
+
 def task_names(role: str, tasks_file: str) -> set[str]:
+    """Names of the file's tasks and of the tasks in the role's files it includes or
+    imports (a step skipped as one behind a conditional include is still that step)."""
     tasks = yaml.safe_load((ROLES_DIR / role / "tasks" / tasks_file).read_text())
-    return {f"{role} : {t['name']}" for t in tasks}
+    names = {f"{role} : {t['name']}" for t in tasks}
+    for task in tasks:
+        for key in INCLUDES:
+            if key in task:
+                spec = task[key]
+                names |= task_names(role, spec["file"] if isinstance(spec, dict) else spec)
+    return names
 
 
 def arg_spec_task(role: str) -> str:
