@@ -45,8 +45,11 @@ def arg_spec_task(role: str) -> str:
 
 def pre_validation(role: str) -> set[str]:
     """What may run before input is known to be good: fact gathering, the argument spec
-    check Ansible inserts, and the role's own read-only set_vars.yml and validate.yml."""
-    return {"Gathering Facts"} | task_names(role, "set_vars.yml") | task_names(role, "validate.yml")
+    check Ansible inserts, and the role's own read-only set_vars.yml and validate*.yml
+    (validate.yml and the files it includes for one setting, such as validate_doca.yml)."""
+    checks = sorted(p.name for p in (ROLES_DIR / role / "tasks").glob("validate*.yml"))
+    names = {"Gathering Facts"} | task_names(role, "set_vars.yml")
+    return names.union(*(task_names(role, name) for name in checks))
 
 
 def started(run: PlaybookRun, handlers: bool) -> list[str]:
