@@ -137,8 +137,9 @@ ROLE_RAILS = [
 ]
 
 
-def _render_role(tmp_path, run_cli, **more_vars):
-    """The role in rendered mode over two hosts that do not exist."""
+def _render_role(tmp_path, run_cli, *args, **more_vars):
+    """The role in rendered mode over two hosts that do not exist (args: more options of
+    ansible-playbook)."""
     inventory = tmp_path / "hosts.yml"
     inventory.write_text(
         yaml.safe_dump(
@@ -174,6 +175,7 @@ def _render_role(tmp_path, run_cli, **more_vars):
         "-i",
         str(inventory),
         str(play),
+        *args,
         env={"ANSIBLE_ROLES_PATH": str(ROLES_DIR)},
     )
 
@@ -225,6 +227,24 @@ def test_the_role_renders_every_host_without_connecting(tmp_path, run_cli):
     assert "ManageForeignNextHops=no" in (tmp_path / "out" / "gpu02" / conf).read_text()
     assert "UNREACHABLE" not in out
     json.dumps(out)  # printable
+
+
+def test_the_render_tag_still_reaches_the_rendering_tasks(tmp_path, run_cli):
+    """The rendering tasks are included (not imported: an applied run skips them once
+    per host); README's tag rdma_rails-render, with the plan's check, still writes every
+    host's files."""
+    proc = _render_role(tmp_path, run_cli, "--tags", "rdma_rails-validate,rdma_rails-render")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "TASK [rdma_rails : Write the files this host would get]" in out, out[-3000:]
+    for host in ("gpu01", "gpu02"):
+        assert (tmp_path / "out" / host / "etc/systemd/network/40-rdma-rail-rail0.network").exists()
+    # Skipped as a whole under another tag: nothing rendered, no host contacted.
+    other = tmp_path / "other"
+    other.mkdir()
+    proc = _render_role(other, run_cli, "--tags", "rdma_rails-validate")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not (other / "out").exists()
 
 
 def test_no_gpu_hosts_group_is_one_ansible_warning(tmp_path, run_cli):

@@ -25,6 +25,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rail_render import (
     networkd_probe,
 )
 from conftest import ROLES_DIR
+from role_tasks import INCLUDE, flat
 
 ROLE = ROLES_DIR / "rdma_rails"
 RAILS = ["ens17np0", "ens18np0"]
@@ -143,14 +144,14 @@ def _tasks(name):
 
 
 def test_the_role_restarts_networkd_only_when_the_decision_says_so():
-    tasks = _tasks("networkd_service.yml")
+    tasks = flat(ROLE / "tasks", "networkd_service.yml")
     service = [
         t
         for t in tasks
         if t.get("ansible.builtin.systemd_service", {}).get("name") == "systemd-networkd.service"
         and "state" in t["ansible.builtin.systemd_service"]
     ]
-    assert service
+    assert len(service) == 2, service  # started, restarted
     for task in service:
         state = task["ansible.builtin.systemd_service"]["state"]
         if state == "restarted" or "restart" in state:
@@ -159,8 +160,8 @@ def test_the_role_restarts_networkd_only_when_the_decision_says_so():
             assert state == "started", task
     # The apply block (reload + reconfigure) waits too: with the drop-in not yet read,
     # a reconfigure would drop foreign rules (ManageForeignRoutingPolicyRules=yes).
-    apply_block = next(t for t in _tasks("apply.yml") if "block" in t)
-    assert any("defer" in cond for cond in apply_block["when"]), apply_block["when"]
+    apply_now = next(t for t in _tasks("apply.yml") if t.get(INCLUDE) == "apply_now.yml")
+    assert any("defer" in cond for cond in apply_now["when"]), apply_now["when"]
 
 
 def test_the_dropin_content_comes_from_the_version():
