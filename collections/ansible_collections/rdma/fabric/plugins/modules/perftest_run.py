@@ -683,18 +683,16 @@ def _run_clients(clients, state_dir, client_deadline):
     probed = {}  # test id -> when its server's address was last probed
     while running or again:
         now = time.monotonic()
-        lost = _lost_peers(
-            [t for _when, t in again if now - probed.get(t["id"], -PROBE_EVERY) >= PROBE_EVERY]
-        )
-        for _when, test in again:
+        due = [t for _when, t in again if now - probed[t["id"]] >= PROBE_EVERY]
+        lost = _lost_peers(due)
+        for test in due:
+            probed[test["id"]] = now
             if test["id"] in lost:
                 outcome = refused[test["id"]]
                 outcome["error"] = f"{outcome.get('error') or 'refused'}; {_gone_text(test)}"
                 outcome["peer_gone"] = True
                 outcome["connect_attempts"] = attempts[test["id"]]
                 outcomes[test["id"]] = outcome
-            elif now - probed.get(test["id"], -PROBE_EVERY) >= PROBE_EVERY:
-                probed[test["id"]] = now
         again = [(when, t) for when, t in again if t["id"] not in lost]
         now = time.monotonic()
         running += [_spawn(t, state_dir, f"client-{t['port']}") for when, t in again if when <= now]
