@@ -533,15 +533,39 @@ def down(state: Path, quiet: bool = False) -> None:
         print(f"fleet down: {len(containers)} containers, {len(networks)} networks removed")
 
 
+def fleet_ids() -> list[str]:
+    return sh("docker", "ps", "-q", "--no-trunc", "--filter", f"label={LABEL}").split()
+
+
+def cgroup_dirs(cid: str, v1_controller: str) -> tuple[Path, Path]:
+    """A container's cgroup directory under cgroup v1 (one per controller) and v2."""
+    return (
+        Path("/sys/fs/cgroup", v1_controller, "docker", cid),
+        Path("/sys/fs/cgroup/system.slice", f"docker-{cid}.scope"),
+    )
+
+
+def fleet_cpu_files() -> str:
+    """The fleet containers' CPU accounting files, for the stage callback
+    ($RDMA_FLEET_CGROUPS): cgroup v1 cpuacct.usage, else v2 cpu.stat."""
+    files = []
+    for cid in fleet_ids():
+        v1, v2 = cgroup_dirs(cid, "cpuacct")
+        for path in (v1 / "cpuacct.usage", v2 / "cpu.stat"):
+            if path.exists():
+                files.append(str(path))
+                break
+    return ":".join(files)
+
+
 def fleet_memory() -> dict:
     """Memory of the fleet's containers from their cgroups (docker stats prints 0 B on
     this machine's cgroup v1): usage (page cache included: the conservative figure) and
     RSS, in bytes, summed over every container the harness made."""
-    ids = sh("docker", "ps", "-q", "--no-trunc", "--filter", f"label={LABEL}").split()
+    ids = fleet_ids()
     usage = rss = 0
     for cid in ids:
-        v1 = Path("/sys/fs/cgroup/memory/docker", cid)
-        v2 = Path("/sys/fs/cgroup/system.slice", f"docker-{cid}.scope")
+        v1, v2 = cgroup_dirs(cid, "memory")
         if (v1 / "memory.usage_in_bytes").exists():
             usage += int((v1 / "memory.usage_in_bytes").read_text())
             stat = dict(line.split() for line in (v1 / "memory.stat").read_text().splitlines())
@@ -602,6 +626,7 @@ def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml"
         ANSIBLE_CALLBACKS_ENABLED="fleet_stages,ansible.builtin.timer,ansible.posix.profile_tasks",
         PROFILE_TASKS_TASK_OUTPUT_LIMIT="25",
         RDMA_FLEET_STAGES=str(stages),
+        RDMA_FLEET_CGROUPS=fleet_cpu_files(),
         # The project's own fact cache (ansible.cfg: jsonfile, 2 hours), in the fleet's
         # state: a run after the first finds the hosts' facts and gathers none.
         ANSIBLE_CACHE_PLUGIN="jsonfile",

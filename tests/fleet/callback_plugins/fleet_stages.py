@@ -4,6 +4,13 @@ Writes JSON to $RDMA_FLEET_STAGES at the end of the run: one entry per play (sit
 plays, in order) with its wall seconds and the controller CPU seconds it used (the
 ansible-playbook process and its reaped workers, from getrusage), the recap per host,
 and the controller's peak RSS (the main process; workers are forks of it).
+
+With $RDMA_FLEET_CGROUPS (a colon-separated list of the fleet containers' CPU accounting
+files, cgroup v1 cpuacct.usage or v2 cpu.stat), each play also gets the CPU seconds the
+containers used ("hosts_cpu": the modules Ansible runs in them and the NIC tools'
+stand-ins) and the docker daemons' ("docker_cpu": dockerd, containerd and the shims, the
+cost of a docker exec). All share the machine's cores with the controller: on 2 cores a
+play's wall is at least the sum of the three over 2.
 """
 
 from __future__ import annotations
@@ -11,7 +18,9 @@ from __future__ import annotations
 import json
 import os
 import resource
+import subprocess
 import time
+from pathlib import Path
 
 from ansible.plugins.callback import CallbackBase
 
@@ -30,6 +39,47 @@ def _cpu() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _cgroup_ns(path: str) -> int | None:
+    """CPU nanoseconds of one container's cgroup; None when the container is gone."""
+    try:
+        text = Path(path).read_text(encoding="ascii")
+    except OSError:
+        return None
+    if path.endswith("cpu.stat"):  # cgroup v2: usage_usec
+        fields = dict(line.split() for line in text.splitlines() if line.strip())
+        return int(fields.get("usage_usec", 0)) * 1000
+    return int(text)
+
+
+def _hosts_ns() -> dict:
+    paths = [p for p in os.environ.get("RDMA_FLEET_CGROUPS", "").split(":") if p]
+    return {p: ns for p in paths if (ns := _cgroup_ns(p)) is not None}
+
+
+def _docker_s() -> float:
+    """CPU seconds of dockerd, containerd and the containerd shims (with their reaped
+    children: runc for every docker exec)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    names = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2")
+    total = 0
+    for name in names:
+        found = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True)
+        for pid in found.stdout.split():
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+    return total / ticks
+
+
+def _hosts_delta(before: dict, after: dict) -> float:
+    """Seconds the containers present at both ends used (a container killed between the
+    two, as the fault run's silent host, is left out)."""
+    return sum(after[p] - before[p] for p in before if p in after) / 1e9
+
+
 class CallbackModule(CallbackBase):
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
@@ -40,16 +90,25 @@ class CallbackModule(CallbackBase):
         super().__init__()
         self.plays = []
         self.current = None
+        self.measure_hosts = bool(os.environ.get("RDMA_FLEET_CGROUPS"))
+        self.start_hosts = _hosts_ns()
+        self.start_docker = _docker_s() if self.measure_hosts else 0.0
 
     def _close(self):
         if self.current:
             self.current["wall"] = round(time.monotonic() - self.current.pop("_t"), 2)
             self.current["cpu"] = round(_cpu() - self.current.pop("_c"), 2)
+            if self.measure_hosts:
+                hosts = _hosts_delta(self.current.pop("_h"), _hosts_ns())
+                self.current["hosts_cpu"] = round(hosts, 2)
+                self.current["docker_cpu"] = round(_docker_s() - self.current.pop("_d"), 2)
             last = self.plays[-1] if self.plays else None
             if last and last["play"] == self.current["play"]:
                 # A serial play (roce_switch_qos: one batch per switch) is one stage.
                 last["wall"] = round(last["wall"] + self.current["wall"], 2)
-                last["cpu"] = round(last["cpu"] + self.current["cpu"], 2)
+                for key in ("cpu", "hosts_cpu", "docker_cpu"):
+                    if key in self.current:
+                        last[key] = round(last[key] + self.current[key], 2)
                 last["batches"] = last.get("batches", 1) + 1
             else:
                 self.plays.append(self.current)
@@ -58,6 +117,8 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_play_start(self, play):
         self._close()
         self.current = {"play": play.get_name(), "_t": time.monotonic(), "_c": _cpu()}
+        if self.measure_hosts:
+            self.current.update(_h=_hosts_ns(), _d=_docker_s())
 
     def v2_playbook_on_stats(self, stats):
         self._close()
@@ -77,5 +138,8 @@ class CallbackModule(CallbackBase):
             "controller_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
             "workers_maxrss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
         }
+        if self.measure_hosts:
+            out["hosts_cpu"] = round(_hosts_delta(self.start_hosts, _hosts_ns()), 2)
+            out["docker_cpu"] = round(_docker_s() - self.start_docker, 2)
         with open(os.environ["RDMA_FLEET_STAGES"], "w", encoding="utf-8") as handle:
             json.dump(out, handle, indent=1)
