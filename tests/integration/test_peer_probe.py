@@ -40,10 +40,37 @@ exec "$@"
 """
 
 
-def in_namespace(code: str, env=None, timeout=120):
+# A live peer behind the veth (10.99.0.2, in a namespace of its own, nested) that
+# rejects the probe's port with its firewall (each reject a real rule would send), and
+# routes as a router would: 10.98.0.0/24 prohibited, 10.97.0.0/24 unreachable.
+LIVE_PEER = """\
+set -e
+ip link set lo up
+ip link add rail0 type veth peer name far0
+ip addr add 10.99.0.1/24 dev rail0
+ip link set rail0 up
+unshare -n sleep 120 & far=$!
+sleep 0.3
+ip link set far0 netns $far
+nsenter -t $far -n sh -ec '
+ip link set lo up; ip addr add 10.99.0.2/24 dev far0; ip addr add 10.99.0.3/24 dev far0
+ip addr add 10.99.0.4/24 dev far0; ip link set far0 up
+sysctl -qw net.ipv4.ip_forward=1 net.ipv4.icmp_ratelimit=0
+ip route add prohibit 10.98.0.0/24
+ip route add unreachable 10.97.0.0/24
+for reject in 2:icmp-admin-prohibited 3:icmp-host-prohibited 4:icmp-host-unreachable; do
+  iptables -A INPUT -d 10.99.0.${reject%%:*} -p tcp --dport 1 -j REJECT --reject-with ${reject#*:}
+done'
+ip route add 10.98.0.0/24 via 10.99.0.2
+ip route add 10.97.0.0/24 via 10.99.0.2
+"$@"; rc=$?; kill $far; exit $rc
+"""
+
+
+def in_namespace(code: str, env=None, timeout=120, setup=NAMESPACE):
     """Run Python code in a fresh network namespace; its stdout parsed as JSON."""
     proc = subprocess.run(
-        ["unshare", "-n", "sh", "-c", NAMESPACE, "sh", sys.executable, "-c", code],
+        ["unshare", "-n", "sh", "-c", setup, "sh", sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -147,3 +174,74 @@ def test_a_schedule_does_not_wait_out_the_window_for_a_gone_peer(tmp_path):
     assert server["error"].startswith("killed: not waited for: ") and gone in server["error"]
     assert server["peer_gone"] and server["killed"], server
     assert result["took"] < 30, result["took"]
+
+
+@pytest.mark.skipif(not shutil.which("iptables"), reason="needs iptables")
+def test_a_live_peer_whose_firewall_rejects_is_not_gone():
+    """Every ICMP destination unreachable makes a connecting socket's error "no route to
+    host" (the kernel's icmp_err_convert), a firewall's reject included: firewalld's and
+    nftables' "administratively prohibited", older rules' "host prohibited", a rule
+    that answers "host unreachable" itself. Before, each made a live peer gone (a side
+    ended, the pair failed, the report blamed the peer's link). Now only the path's
+    "unreachable" is gone: the kernel's own when ARP had no answer, a router's."""
+    answers = in_namespace(
+        textwrap.dedent(
+            """
+            import json, time
+            from ansible_collections.rdma.fabric.plugins.module_utils import peer_probe
+            out = {}
+            for name, address in {
+                "admin prohibited": "10.99.0.2",
+                "host prohibited": "10.99.0.3",
+                "host unreachable from the peer itself": "10.99.0.4",
+                "a router's prohibited": "10.98.0.5",
+                "a router's unreachable": "10.97.0.5",
+                "unanswered neighbour": "10.99.0.9",
+            }.items():
+                began = time.monotonic()
+                out[name] = peer_probe.gone(address, "10.99.0.1")
+                out[name + " took"] = time.monotonic() - began
+            print(json.dumps(out))
+            """
+        ),
+        setup=LIVE_PEER,
+    )
+    took = {k: answers.pop(k) for k in list(answers) if k.endswith(" took")}
+    # Each was answered (an ICMP back at once), not a timeout that says nothing anyway.
+    assert max(v for k, v in took.items() if "neighbour" not in k) < 2, took
+    assert answers == {
+        "admin prohibited": False,
+        "host prohibited": False,
+        "host unreachable from the peer itself": False,
+        "a router's prohibited": False,
+        "a router's unreachable": True,
+        "unanswered neighbour": True,
+    }, answers
+
+
+def test_a_stale_neighbour_is_told_gone_by_a_later_probe():
+    """A peer that answered before (its neighbour entry STALE, as after a run's earlier
+    rounds) and is gone now: the first probe goes to its old link-layer address and
+    times out, saying nothing (not gone); the kernel declares the entry FAILED after its
+    delay and unicast probes (~8 s), and a probe after that is told "no route to host".
+    The schedule probes every few seconds, so it finds the peer gone, later than for an
+    address with no entry (rdma_verify README)."""
+    answers = in_namespace(
+        textwrap.dedent(
+            """
+            import json, subprocess, time
+            from ansible_collections.rdma.fabric.plugins.module_utils import peer_probe
+            subprocess.run(["ip", "neigh", "replace", "10.99.0.2", "lladdr",
+                            "02:00:00:00:00:02", "nud", "stale", "dev", "rail0"], check=True)
+            began = time.monotonic()
+            probes = []
+            while time.monotonic() - began < 30 and not (probes and probes[-1][0]):
+                probes.append([peer_probe.gone("10.99.0.2", "10.99.0.1", timeout=3),
+                               round(time.monotonic() - began, 1)])
+            print(json.dumps(probes))
+            """
+        )
+    )
+    assert answers[0][0] is False, answers  # the first probe: a timeout, no verdict
+    assert answers[-1][0] is True, answers  # then gone
+    assert 5 <= answers[-1][1] <= 20, answers
