@@ -52,7 +52,7 @@ def per_stage(run: dict) -> dict:
         entry = stages.setdefault(stage_of(play["play"]), {"wall": 0.0, "cpu": 0.0})
         entry["wall"] = round(entry["wall"] + play["wall"], 2)
         entry["cpu"] = round(entry["cpu"] + play["cpu"], 2)
-        for key in ("hosts_cpu", "docker_cpu"):
+        for key in ("hosts_cpu", "machine_cpu"):
             if key in play:
                 entry[key] = round(entry.get(key, 0.0) + play[key], 2)
     return stages
@@ -79,7 +79,7 @@ def summarise(figures: dict) -> dict:
         "wall_s": first.get("wall"),
         "cpu_s": first.get("controller_cpu"),
         "hosts_cpu_s": first.get("hosts_cpu"),
-        "docker_cpu_s": first.get("docker_cpu"),
+        "machine_cpu_s": first.get("machine_cpu"),
         "maxrss_kib": first.get("controller_maxrss_kib"),
         "memory_mib": round(figures.get("memory", {}).get("usage", 0) / 2**20),
         "stages": per_stage(first),
@@ -94,7 +94,7 @@ def _figure(value) -> str:
 def table(growth: list[dict]) -> str:
     lines = [
         "| hosts | commit | verify | first run wall s | controller CPU s | CPU s/host "
-        "| hosts' CPU s | docker's CPU s "
+        "| hosts' CPU s | machine CPU s "
         "| controller RSS MiB | fleet memory MiB | runs rc (first, second, check) "
         "| second run changed |",
         "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |",
@@ -103,7 +103,7 @@ def table(growth: list[dict]) -> str:
         lines.append(
             f"| {g['count']} | {g['commit']} | {g['verify_mode']} | {g['wall_s']} | {g['cpu_s']} | "
             f"{g['cpu_s'] / g['count']:.2f} | {_figure(g.get('hosts_cpu_s'))} | "
-            f"{_figure(g.get('docker_cpu_s'))} | {(g['maxrss_kib'] or 0) // 1024} | "
+            f"{_figure(g.get('machine_cpu_s'))} | {(g['maxrss_kib'] or 0) // 1024} | "
             f"{g['memory_mib']} | "
             f"{', '.join(str(r) for r in g['rc'])} | {g['second_changed']} |"
         )

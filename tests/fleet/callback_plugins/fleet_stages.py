@@ -8,9 +8,10 @@ and the controller's peak RSS (the main process; workers are forks of it).
 With $RDMA_FLEET_CGROUPS (a colon-separated list of the fleet containers' CPU accounting
 files, cgroup v1 cpuacct.usage or v2 cpu.stat), each play also gets the CPU seconds the
 containers used ("hosts_cpu": the modules Ansible runs in them and the NIC tools'
-stand-ins) and the docker daemons' ("docker_cpu": dockerd, containerd and the shims, the
-cost of a docker exec). All share the machine's cores with the controller: on 2 cores a
-play's wall is at least the sum of the three over 2.
+stand-ins) and the whole machine's busy CPU ("machine_cpu", /proc/stat): what neither the
+controller nor the containers count is the docker daemons, the runc of every docker
+exec and the kernel. All share the machine's cores: on 2 cores a play's wall is at
+least its machine CPU over 2.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import subprocess
 import time
 from pathlib import Path
 
@@ -56,22 +56,13 @@ def _hosts_ns() -> dict:
     return {p: ns for p in paths if (ns := _cgroup_ns(p)) is not None}
 
 
-def _docker_s() -> float:
-    """CPU seconds of dockerd, containerd and the containerd shims (with their reaped
-    children: runc for every docker exec)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    names = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2")
-    total = 0
-    for name in names:
-        found = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True)
-        for pid in found.stdout.split():
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
-            except OSError:
-                continue
-            fields = stat.rsplit(")", 1)[1].split()
-            total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
-    return total / ticks
+def _machine_s() -> float:
+    """Busy CPU seconds of the whole machine since boot (/proc/stat: every state but
+    idle and iowait): the controller, the containers, and what neither counts - the
+    docker daemons and the runc that starts every docker exec, the kernel."""
+    fields = Path("/proc/stat").read_text(encoding="ascii").split("\n", 1)[0].split()[1:]
+    ticks = [int(v) for v in fields]
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def _hosts_delta(before: dict, after: dict) -> float:
@@ -92,7 +83,7 @@ class CallbackModule(CallbackBase):
         self.current = None
         self.measure_hosts = bool(os.environ.get("RDMA_FLEET_CGROUPS"))
         self.start_hosts = _hosts_ns()
-        self.start_docker = _docker_s() if self.measure_hosts else 0.0
+        self.start_machine = _machine_s()
 
     def _close(self):
         if self.current:
@@ -101,12 +92,12 @@ class CallbackModule(CallbackBase):
             if self.measure_hosts:
                 hosts = _hosts_delta(self.current.pop("_h"), _hosts_ns())
                 self.current["hosts_cpu"] = round(hosts, 2)
-                self.current["docker_cpu"] = round(_docker_s() - self.current.pop("_d"), 2)
+                self.current["machine_cpu"] = round(_machine_s() - self.current.pop("_m"), 2)
             last = self.plays[-1] if self.plays else None
             if last and last["play"] == self.current["play"]:
                 # A serial play (roce_switch_qos: one batch per switch) is one stage.
                 last["wall"] = round(last["wall"] + self.current["wall"], 2)
-                for key in ("cpu", "hosts_cpu", "docker_cpu"):
+                for key in ("cpu", "hosts_cpu", "machine_cpu"):
                     if key in self.current:
                         last[key] = round(last[key] + self.current[key], 2)
                 last["batches"] = last.get("batches", 1) + 1
@@ -118,7 +109,7 @@ class CallbackModule(CallbackBase):
         self._close()
         self.current = {"play": play.get_name(), "_t": time.monotonic(), "_c": _cpu()}
         if self.measure_hosts:
-            self.current.update(_h=_hosts_ns(), _d=_docker_s())
+            self.current.update(_h=_hosts_ns(), _m=_machine_s())
 
     def v2_playbook_on_stats(self, stats):
         self._close()
@@ -140,6 +131,6 @@ class CallbackModule(CallbackBase):
         }
         if self.measure_hosts:
             out["hosts_cpu"] = round(_hosts_delta(self.start_hosts, _hosts_ns()), 2)
-            out["docker_cpu"] = round(_docker_s() - self.start_docker, 2)
+            out["machine_cpu"] = round(_machine_s() - self.start_machine, 2)
         with open(os.environ["RDMA_FLEET_STAGES"], "w", encoding="utf-8") as handle:
             json.dump(out, handle, indent=1)
