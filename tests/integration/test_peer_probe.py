@@ -245,3 +245,61 @@ def test_a_stale_neighbour_is_told_gone_by_a_later_probe():
     assert answers[0][0] is False, answers  # the first probe: a timeout, no verdict
     assert answers[-1][0] is True, answers  # then gone
     assert 5 <= answers[-1][1] <= 20, answers
+
+
+def test_a_side_whose_own_port_went_down_names_its_own_port(tmp_path):
+    """This host's rail link dies during a round (its port ACTIVE at the round's start,
+    DOWN a second later): the probe then gets "no route to host" too (no neighbour
+    answers this host any more). Before, the report said the peer was gone (the peer,
+    up, blamed); now the side reads its own port and says it went DOWN (port_down, the
+    judge's and isolation's mark for this host's port)."""
+    state = tmp_path / "sys/class/infiniband/mlx5_0/ports/1/state"
+    state.parent.mkdir(parents=True)
+    state.write_text("4: ACTIVE\n")
+    mapping = {"mlx5_0": {"address": "10.99.0.1", "gbps": 0.09}}
+    (tmp_path / "standin.json").write_text(json.dumps(mapping))
+    side = {
+        "timeout": 30,
+        "address": "10.99.0.1",
+        "peer_address": "10.99.0.2",
+    }
+    binary = [sys.executable, str(STANDIN)]
+    tests = [
+        dict(side, id="r0/client", round=0, side="client", port=18600,
+             argv=[*binary, "-d", "mlx5_0", "-p", "18600", "10.99.0.2"]),
+        dict(side, id="r1/server", round=1, side="server", port=18601,
+             argv=[*binary, "-d", "mlx5_0", "-p", "18601"]),
+    ]  # fmt: skip
+    (tmp_path / "tests.json").write_text(json.dumps(tests))
+    code = textwrap.dedent(
+        f"""
+        import json, threading, time
+        from ansible_collections.rdma.fabric.plugins.modules import perftest_run
+
+        class Module:
+            params = {{"listen_timeout": 40, "grace": 5, "sysfs_root": {str(tmp_path)!r},
+                       "progress_file": None, "round_seconds": 60,
+                       "start_at": time.time()}}
+
+            def get_bin_path(self, name, required=False):
+                return None
+
+        def link_dies():
+            with open({str(state)!r}, "w") as handle:
+                handle.write("1: DOWN\\n")
+
+        threading.Timer(1.0, link_dies).start()
+        with open({str(tmp_path / "tests.json")!r}) as handle:
+            tests = json.load(handle)
+        out = perftest_run.schedule(Module(), tests, {str(tmp_path / "state")!r})
+        print(json.dumps(out))
+        """
+    )
+    client, server = in_namespace(
+        code, env={"RDMA_PERFTEST_STANDIN": str(tmp_path / "standin.json")}
+    )
+    went = "mlx5_0 port 1 went DOWN on this host during round 0"
+    assert went in client["error"] and client["port_down"], client
+    assert "peer_gone" not in client, client
+    # Round 1 begins with the port DOWN: its side is not run at all, as before.
+    assert server["port_down"] and server["error"].startswith("not run: mlx5_0 port 1"), server

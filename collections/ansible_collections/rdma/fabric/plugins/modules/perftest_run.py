@@ -669,12 +669,13 @@ def _stop_earlier_run(state_dir, run):
         handle.write(f"{os.getpid()} {run}\n")
 
 
-def _run_clients(clients, state_dir, client_deadline):
+def _run_clients(clients, state_dir, client_deadline, own_down=None):
     """Run a round's clients at once, each on its own: one refused ("Couldn't connect",
     its server not listening yet) is started again a second later, until the round's
     connect deadline, while its sibling clients (the other rails) go on running. From
     its second refusal on, its server's rail address is probed (every PROBE_EVERY s,
-    peer_probe): a server host that is gone ends the retries at once."""
+    peer_probe): a server host that is gone ends the retries at once (own_down: see
+    _unreached)."""
     attempts = dict.fromkeys((t["id"] for t in clients), 0)
     outcomes = {}
     running = [_spawn(t, state_dir, f"client-{t['port']}") for t in clients]
@@ -689,8 +690,9 @@ def _run_clients(clients, state_dir, client_deadline):
             probed[test["id"]] = now
             if test["id"] in lost:
                 outcome = refused[test["id"]]
-                outcome["error"] = f"{outcome.get('error') or 'refused'}; {_gone_text(test)}"
-                outcome["peer_gone"] = True
+                key, why = _unreached(test, own_down)
+                outcome["error"] = f"{outcome.get('error') or 'refused'}; {why}"
+                outcome[key] = True
                 outcome["connect_attempts"] = attempts[test["id"]]
                 outcomes[test["id"]] = outcome
         again = [(when, t) for when, t in again if t["id"] not in lost]
@@ -719,12 +721,12 @@ def _run_clients(clients, state_dir, client_deadline):
     return outcomes
 
 
-def _wait_servers(servers, number, client_deadline, server_deadline):
+def _wait_servers(servers, number, client_deadline, server_deadline, own_down=None):
     """Wait for a round's servers, each until its client has finished or the round's
     deadline. A server still listening (perftest closes its listening socket once its
     one client connects) is ended early when no client can come any more: past the
     round's connect deadline (every client stops trying by then), or once its client's
-    rail address is gone (peer_probe, every PROBE_EVERY s)."""
+    rail address is gone (peer_probe, every PROBE_EVERY s; own_down: see _unreached)."""
     outcomes = {}
     waiting = list(servers)
     next_probe = time.monotonic() + PROBE_EVERY
@@ -742,12 +744,13 @@ def _wait_servers(servers, number, client_deadline, server_deadline):
             if _poll(job) is not None:
                 outcomes[test["id"]] = _reap(job)
                 continue
+            unreached = _unreached(test, own_down) if test["id"] in lost else None
             if now >= server_deadline:
                 why = f"no client came and finished by round {number}'s deadline"
             elif job in alone and now >= client_deadline + LATE_CLIENT:
                 why = f"no client connected by round {number}'s connect deadline"
-            elif test["id"] in lost:
-                why = _gone_text(test)
+            elif unreached:
+                why = unreached[1]
             else:
                 still.append(job)
                 continue
@@ -755,7 +758,8 @@ def _wait_servers(servers, number, client_deadline, server_deadline):
             # A killed group never writes its exit code: no wait for it.
             outcome = _reap(job, killed=True)
             outcome["killed"] = True
-            outcome["peer_gone"] = test["id"] in lost
+            if unreached:
+                outcome[unreached[0]] = True
             outcome["error"] = f"killed: {why}" + (
                 f" ({outcome['error']})" if outcome["result"]["errors"] else ""
             )
@@ -773,8 +777,20 @@ def _lost_peers(tests):
     return {t["id"] for t in tests if t.get("peer_address") in lost}
 
 
-def _gone_text(test):
-    return (
+def _unreached(test, own_down=None):
+    """(outcome key, why) of a side whose peer's rail address the probe found gone. The
+    kernel says "no route to host" alike when this host's own rail link died during the
+    round (the round began with its port up: a down one is not run): own_down(test)
+    reads the side's own port then, so that the report names this host's port
+    (port_down, as a side not run on a down port), not a peer that is up."""
+    if own_down and own_down(test):
+        device, port = _side_port(test["argv"])
+        return "port_down", (
+            f"not waited for: {device} port {port} went DOWN on this host during round "
+            f"{test['round']} (its peer's rail address {test['peer_address']} cannot be "
+            "reached from it)"
+        )
+    return "peer_gone", (
         f"not waited for: its peer's rail address {test['peer_address']} does not answer"
         " (no route to host: the host or its rail link is down)"
     )
@@ -832,8 +848,13 @@ def schedule(module, tests, state_dir):
             if t["side"] == "server"
         ]
         clients = [t for t in live if t["side"] == "client"]
-        results.update(_run_clients(clients, state_dir, client_deadline))
-        results.update(_wait_servers(servers, number, client_deadline, server_deadline))
+        def own_down(test):
+            return _side_port(test["argv"]) in _ports_down(module, [_side_port(test["argv"])])
+
+        results.update(_run_clients(clients, state_dir, client_deadline, own_down))
+        results.update(
+            _wait_servers(servers, number, client_deadline, server_deadline, own_down)
+        )
         after = _counters(module, ports)
         deltas = port_counter_deltas(before, after)
         for test in mine:
