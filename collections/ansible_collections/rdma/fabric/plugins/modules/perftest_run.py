@@ -239,6 +239,7 @@ import signal
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.ethtool_stats import parse_ethtool_stats
@@ -777,6 +778,12 @@ def _lost_peers(tests):
     return {t["id"] for t in tests if t.get("peer_address") in lost}
 
 
+def _own_port_down(module, test):
+    """Whether the port of this side's own rail reads DOWN now."""
+    port = _side_port(test["argv"])
+    return port in _ports_down(module, [port])
+
+
 def _unreached(test, own_down=None):
     """(outcome key, why) of a side whose peer's rail address the probe found gone. The
     kernel says "no route to host" alike when this host's own rail link died during the
@@ -848,13 +855,9 @@ def schedule(module, tests, state_dir):
             if t["side"] == "server"
         ]
         clients = [t for t in live if t["side"] == "client"]
-        def own_down(test):
-            return _side_port(test["argv"]) in _ports_down(module, [_side_port(test["argv"])])
-
+        own_down = partial(_own_port_down, module)
         results.update(_run_clients(clients, state_dir, client_deadline, own_down))
-        results.update(
-            _wait_servers(servers, number, client_deadline, server_deadline, own_down)
-        )
+        results.update(_wait_servers(servers, number, client_deadline, server_deadline, own_down))
         after = _counters(module, ports)
         deltas = port_counter_deltas(before, after)
         for test in mine:
