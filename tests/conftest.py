@@ -272,16 +272,16 @@ def tls(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _probes_stay_on_loopback(monkeypatch):
-    """The network rule for tests, kept by the schedule's peer probe (perftest_run calls
-    peer_probe.gone in this process when a test runs schedule() directly): a probe of an
-    address outside loopback fails the test instead of leaving the machine. A test that
-    probes a namespace of its own does it in a child process."""
+    """The network rule for tests, kept by the schedule's peer probe (perftest_run starts
+    peer_probe's probes in this process when a test runs schedule() directly): a probe
+    of an address outside loopback fails the test instead of leaving the machine. A test
+    that probes a namespace of its own does it in a child process."""
     from ansible_collections.rdma.fabric.plugins.module_utils import peer_probe  # noqa: PLC0415
 
-    real = peer_probe.gone
+    real = peer_probe.start
 
-    def gone(address, source=None, timeout=5.0, port=peer_probe.PROBE_PORT):
+    def start(address, source=None, timeout=5.0, port=peer_probe.PROBE_PORT):
         assert ipaddress.ip_address(address).is_loopback, f"a probe of {address} left loopback"
         return real(address, source, timeout, port)
 
-    monkeypatch.setattr(peer_probe, "gone", gone)
+    monkeypatch.setattr(peer_probe, "start", start)

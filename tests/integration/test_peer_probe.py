@@ -40,9 +40,10 @@ exec "$@"
 """
 
 
-# A live peer behind the veth (10.99.0.2, in a namespace of its own, nested) that
-# rejects the probe's port with its firewall (each reject a real rule would send), and
-# routes as a router would: 10.98.0.0/24 prohibited, 10.97.0.0/24 unreachable.
+# A live peer behind the veth (10.99.0.2-5, in a namespace of its own, nested: its pid
+# in $FAR) that rejects the probe's port with its firewall (each reject a real rule
+# would send; 10.99.0.5 drops it), and routes as a router would: 10.98.0.0/24
+# prohibited, 10.97.0.0/24 unreachable.
 LIVE_PEER = """\
 set -e
 ip link set lo up
@@ -54,16 +55,17 @@ sleep 0.3
 ip link set far0 netns $far
 nsenter -t $far -n sh -ec '
 ip link set lo up; ip addr add 10.99.0.2/24 dev far0; ip addr add 10.99.0.3/24 dev far0
-ip addr add 10.99.0.4/24 dev far0; ip link set far0 up
+ip addr add 10.99.0.4/24 dev far0; ip addr add 10.99.0.5/24 dev far0; ip link set far0 up
 sysctl -qw net.ipv4.ip_forward=1 net.ipv4.icmp_ratelimit=0
 ip route add prohibit 10.98.0.0/24
 ip route add unreachable 10.97.0.0/24
 for reject in 2:icmp-admin-prohibited 3:icmp-host-prohibited 4:icmp-host-unreachable; do
   iptables -A INPUT -d 10.99.0.${reject%%:*} -p tcp --dport 1 -j REJECT --reject-with ${reject#*:}
-done'
+done
+iptables -A INPUT -d 10.99.0.5 -p tcp --dport 1 -j DROP'
 ip route add 10.98.0.0/24 via 10.99.0.2
 ip route add 10.97.0.0/24 via 10.99.0.2
-"$@"; rc=$?; kill $far; exit $rc
+FAR=$far "$@"; rc=$?; kill $far; exit $rc
 """
 
 
@@ -99,10 +101,18 @@ def test_gone_is_only_no_route_to_host():
             }.items():
                 began = time.monotonic()
                 out[name] = [peer_probe.gone(*args), round(time.monotonic() - began, 1)]
-            out["side by side"] = sorted(
-                peer_probe.gone_of([("10.99.0.2", "10.99.0.1"), ("10.99.0.3", None),
-                                    ("127.0.0.1", None)])
-            )
+            # Probes: never waited on; asked again and again, side by side.
+            targets = [("10.99.0.2", "10.99.0.1"), ("10.99.0.3", None), ("127.0.0.1", None)]
+            began = time.monotonic()
+            asked = 0
+            with peer_probe.Probes(every=3, timeout=5) as probes:
+                while time.monotonic() - began < 8:
+                    lost = probes.lost(targets)
+                    asked += 1
+                    if len(lost) == 2:
+                        break
+                    time.sleep(0.1)
+            out["side by side"] = [sorted(lost), round(time.monotonic() - began, 1), asked]
             print(json.dumps(out))
             """
         )
@@ -112,7 +122,9 @@ def test_gone_is_only_no_route_to_host():
     assert answers["no route"][0] is True, answers
     assert answers["refused"][0] is False and answers["a listener"][0] is False, answers
     assert answers["a source this host lacks"][0] is False, answers
-    assert answers["side by side"] == ["10.99.0.2", "10.99.0.3"], answers
+    lost, took, asked = answers["side by side"]
+    assert lost == ["10.99.0.2", "10.99.0.3"], answers
+    assert took <= 5 and asked > 10, answers  # both at once, lost() never blocked
 
 
 def test_a_schedule_does_not_wait_out_the_window_for_a_gone_peer(tmp_path):
@@ -303,3 +315,63 @@ def test_a_side_whose_own_port_went_down_names_its_own_port(tmp_path):
     assert "peer_gone" not in client, client
     # Round 1 begins with the port DOWN: its side is not run at all, as before.
     assert server["port_down"] and server["error"].startswith("not run: mlx5_0 port 1"), server
+
+
+@pytest.mark.skipif(not shutil.which("iptables"), reason="needs iptables")
+def test_a_probe_a_firewall_drops_holds_no_retry_up(tmp_path):
+    """A live peer whose firewall drops the probe's port (a default-deny host that opens
+    only perftest's ports) and whose server starts listening 4.5 s into the round. Its
+    client is refused, retried every second, and probed from 3 s on; the probe gets no
+    answer for its whole 5 s. Before, the probe blocked the clients' loop: the retry
+    after it came ~8 s in (every round of a rack so firewalled paid it). Now the probe
+    runs beside the retries: the client connects within a second or so of its server."""
+    mapping = {
+        "mlx5_0": {"address": "10.99.0.1", "gbps": 0.09},
+        "mlx5_5": {"address": "10.99.0.5", "gbps": 0.09},
+    }
+    (tmp_path / "standin.json").write_text(json.dumps(mapping))
+    binary = [sys.executable, str(STANDIN)]
+    test = {
+        "id": "r0/client", "round": 0, "side": "client", "port": 18700, "timeout": 30,
+        "argv": [*binary, "-d", "mlx5_0", "-p", "18700", "10.99.0.5"],
+        "address": "10.99.0.1", "peer_address": "10.99.0.5",
+    }  # fmt: skip
+    (tmp_path / "tests.json").write_text(json.dumps([test]))
+    server = [*binary, "-d", "mlx5_5", "-p", "18700"]
+    code = textwrap.dedent(
+        f"""
+        import json, os, subprocess, threading, time
+        from ansible_collections.rdma.fabric.plugins.modules import perftest_run
+
+        class Module:
+            params = {{"listen_timeout": 40, "grace": 5, "sysfs_root": "/nonexistent",
+                       "progress_file": None, "round_seconds": 60,
+                       "start_at": time.time()}}
+
+            def get_bin_path(self, name, required=False):
+                return None
+
+        began = time.monotonic()
+        listening = {{}}
+
+        def serve():
+            listening["at"] = time.monotonic() - began
+            subprocess.Popen(["nsenter", "-t", os.environ["FAR"], "-n", *{server!r}],
+                             stdout=subprocess.DEVNULL)
+
+        threading.Timer(4.5, serve).start()
+        with open({str(tmp_path / "tests.json")!r}) as handle:
+            tests = json.load(handle)
+        out = perftest_run.schedule(Module(), tests, {str(tmp_path / "state")!r})
+        print(json.dumps({{"took": time.monotonic() - began, "listening": listening["at"],
+                          "out": out}}))
+        """
+    )
+    result = in_namespace(
+        code, env={"RDMA_PERFTEST_STANDIN": str(tmp_path / "standin.json")}, setup=LIVE_PEER
+    )
+    (client,) = result["out"]
+    assert not client.get("error") and "peer_gone" not in client, client
+    # The server listens at 4.5 s (its Python up a moment later); the next retry after
+    # that connects: well before the 8 s of a retry held up by the 5 s probe.
+    assert result["took"] < result["listening"] + 2.5, result

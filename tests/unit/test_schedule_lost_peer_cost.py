@@ -100,10 +100,13 @@ def fake_processes(monkeypatch, clock, lost, lost_from, dead=None, probe_finds=F
             j["test"]["port"] for j in live if j["test"]["side"] == "server" and is_lost(j["test"])
         }
 
-    def lost_peers(tests):
-        if tests:
-            clock.sleep(PROBE)
-        return {t["id"] for t in tests if probe_finds and is_lost(t)}
+    asked = {}  # test id -> when its probe began (it answers PROBE s later)
+
+    def lost_peers(tests, probes):
+        for test in tests:
+            asked.setdefault(test["id"], clock.now)
+        answered = {t["id"] for t in tests if clock.now >= asked[t["id"]] + PROBE}
+        return {t["id"] for t in tests if probe_finds and is_lost(t) and t["id"] in answered}
 
     def poll(job):
         if is_lost(job["test"]):

@@ -23,9 +23,10 @@ the peer as before.
 from __future__ import annotations
 
 import errno
+import select
 import socket
 import struct
-from concurrent.futures import ThreadPoolExecutor
+import time
 
 # TCP port 1 (tcpmux, RFC 1078): assigned, practically never served, below perftest's
 # ports (rdma_verify_base_port, 18515 by default).
@@ -86,35 +87,104 @@ def _family(address):
     return (socket.AF_INET6 if ":" in address else socket.AF_INET), address
 
 
+class Probe:
+    """One probe, started at once (a non-blocking connect) and read without waiting:
+    poll() is None until the kernel answers or ``timeout`` s pass, then whether the
+    address is gone (a timeout says nothing: not gone)."""
+
+    def __init__(self, address, source=None, timeout=5.0, port=PROBE_PORT):
+        self.address = address
+        self.deadline = time.monotonic() + timeout
+        self.answer = None
+        family = _family(address)[0]
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            if family == socket.AF_INET6:
+                self.sock.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVERR, 1)
+            else:
+                self.sock.setsockopt(socket.IPPROTO_IP, IP_RECVERR, 1)
+            self.sock.setblocking(False)
+            if source:
+                self.sock.bind((source, 0))
+            code = self.sock.connect_ex((address, port))
+        except OSError as exc:
+            code = exc.errno
+        if code != errno.EINPROGRESS:
+            self._end(code)
+
+    def _end(self, code):
+        self.answer = code in GONE and said_gone(self.address, icmp_error(self.sock))
+        self.sock.close()
+
+    def poll(self, wait=0.0):
+        """None while unanswered (waiting up to ``wait`` s for it), else gone or not."""
+        if self.answer is None:
+            _r, writable, _x = select.select([], [self.sock], [], wait)
+            if writable:
+                self._end(self.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR))
+            elif time.monotonic() >= self.deadline:
+                self.answer = False  # no answer at all: a firewall dropping it
+                self.sock.close()
+        return self.answer
+
+    def close(self):
+        if self.answer is None:
+            self.sock.close()
+
+
+def start(address, source=None, timeout=5.0, port=PROBE_PORT):
+    """A probe of ``address`` from ``source`` (this host's own address on the rail)."""
+    return Probe(address, source, timeout, port)
+
+
 def gone(address, source=None, timeout=5.0, port=PROBE_PORT):
     """True when no host answers at ``address``: the path says no route to it (no
-    neighbour, a router's unreachable), never the peer itself or a filter."""
-    family = _family(address)[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        if family == socket.AF_INET6:
-            sock.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVERR, 1)
-        else:
-            sock.setsockopt(socket.IPPROTO_IP, IP_RECVERR, 1)
-        sock.settimeout(timeout)
-        if source:
-            sock.bind((source, 0))
-        sock.connect((address, port))
-    except OSError as exc:
-        return exc.errno in GONE and said_gone(address, icmp_error(sock))
-    finally:
-        sock.close()
-    return False
+    neighbour, a router's unreachable), never the peer itself or a filter. Waits for
+    the answer (up to ``timeout`` s)."""
+    probe = start(address, source, timeout, port)
+    answer = probe.poll(wait=0.1)
+    while answer is None:
+        answer = probe.poll(wait=0.1)
+    return answer
 
 
-def gone_of(targets, timeout=5.0):
-    """The addresses of ``targets`` ((address, source) pairs) that are gone, probed side
-    by side (a dead host's rails each take the kernel's neighbour timeout: ~3 s for an address
-    without a neighbour entry; one still STALE from earlier traffic is first tried on its
-    old link-layer address, ~8 s before it fails, and only a probe after that is told)."""
-    targets = sorted(set(targets))
-    if not targets:
-        return set()
-    with ThreadPoolExecutor(max_workers=min(16, len(targets))) as pool:
-        answers = pool.map(lambda t: gone(t[0], t[1], timeout), targets)
-        return {address for (address, _source), lost in zip(targets, answers) if lost}
+class Probes:
+    """The rail addresses a schedule's waiting sides probe, never waited on: a side's
+    loop asks lost() as often as it likes, each address is probed again ``every`` s
+    after its last probe ended, and a probe that takes its whole ``timeout`` (a firewall
+    dropping it) holds nobody up meanwhile. Gone takes the kernel's neighbour timeout:
+    ~3 s for an address without a neighbour entry; one still STALE from earlier traffic
+    is first tried on its old link-layer address, ~8 s before it fails, and only a probe
+    after that is told."""
+
+    def __init__(self, every=3.0, timeout=5.0):
+        self.every, self.timeout = every, timeout
+        self.running = {}  # (address, source) -> Probe
+        self.ended = {}  # (address, source) -> (when, gone)
+
+    def lost(self, targets):
+        """The addresses of ``targets`` ((address, source) pairs) found gone so far;
+        starts a probe of each that has none running and is due."""
+        targets = set(targets)
+        now = time.monotonic()
+        for target in targets - set(self.running):
+            when, found = self.ended.get(target, (None, False))
+            if not found and (when is None or now - when >= self.every):
+                self.running[target] = start(target[0], target[1], self.timeout)
+        for target, probe in list(self.running.items()):
+            answer = probe.poll()
+            if answer is not None:
+                self.ended[target] = (time.monotonic(), answer)
+                del self.running[target]
+        return {t[0] for t in targets if self.ended.get(t, (None, False))[1]}
+
+    def close(self):
+        for probe in self.running.values():
+            probe.close()
+        self.running.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

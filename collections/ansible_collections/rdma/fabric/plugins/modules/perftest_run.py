@@ -243,7 +243,7 @@ from functools import partial
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.rdma.fabric.plugins.module_utils.ethtool_stats import parse_ethtool_stats
-from ansible_collections.rdma.fabric.plugins.module_utils.peer_probe import gone_of
+from ansible_collections.rdma.fabric.plugins.module_utils.peer_probe import Probes
 from ansible_collections.rdma.fabric.plugins.module_utils.perftest import parse_perftest
 from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     SYSFS_IB,
@@ -674,51 +674,53 @@ def _run_clients(clients, state_dir, client_deadline, own_down=None):
     """Run a round's clients at once, each on its own: one refused ("Couldn't connect",
     its server not listening yet) is started again a second later, until the round's
     connect deadline, while its sibling clients (the other rails) go on running. From
-    its second refusal on, its server's rail address is probed (every PROBE_EVERY s,
-    peer_probe): a server host that is gone ends the retries at once (own_down: see
-    _unreached)."""
+    PROBE_EVERY s after its first refusal on, its server's rail address is probed
+    (peer_probe.Probes: never waited on, so a probe a firewall drops holds no retry up):
+    a server host that is gone ends the retries at once (own_down: see _unreached)."""
     attempts = dict.fromkeys((t["id"] for t in clients), 0)
     outcomes = {}
     running = [_spawn(t, state_dir, f"client-{t['port']}") for t in clients]
     again = []  # (when, test): refused, to start again
     refused = {}  # test id -> its latest refused outcome, while it waits to start again
-    probed = {}  # test id -> when its server's address was last probed
-    while running or again:
-        now = time.monotonic()
-        due = [t for _when, t in again if now - probed[t["id"]] >= PROBE_EVERY]
-        lost = _lost_peers(due)
-        for test in due:
-            probed[test["id"]] = now
-            if test["id"] in lost:
-                outcome = refused[test["id"]]
-                key, why = _unreached(test, own_down)
-                outcome["error"] = f"{outcome.get('error') or 'refused'}; {why}"
-                outcome[key] = True
-                outcome["connect_attempts"] = attempts[test["id"]]
-                outcomes[test["id"]] = outcome
-        again = [(when, t) for when, t in again if t["id"] not in lost]
-        now = time.monotonic()
-        running += [_spawn(t, state_dir, f"client-{t['port']}") for when, t in again if when <= now]
-        again = [(when, t) for when, t in again if when > now]
-        still = []
-        for job in running:
-            if _poll(job) is None and now < job["until"]:
-                still.append(job)
-                continue
-            outcome = _reap(job)
-            attempts[job["test"]["id"]] += 1
-            if _connect_refused(outcome) and time.time() < client_deadline:
-                again.append((time.monotonic() + 1, job["test"]))
-                refused[job["test"]["id"]] = outcome
-                # The first refusal is the usual one (its server not up yet): probed
-                # from the second on.
-                probed.setdefault(job["test"]["id"], time.monotonic())
-                continue
-            outcome["connect_attempts"] = attempts[job["test"]["id"]]
-            outcomes[job["test"]["id"]] = outcome
-        running = still
-        if running or again:
-            time.sleep(0.1)
+    first_refused = {}  # test id -> when it was first refused
+    with Probes(PROBE_EVERY, PROBE_TIMEOUT) as probes:
+        while running or again:
+            now = time.monotonic()
+            # The first refusal is the usual one (its server not up yet): probed from
+            # PROBE_EVERY s on.
+            due = [t for _when, t in again if now - first_refused[t["id"]] >= PROBE_EVERY]
+            lost = _lost_peers(due, probes)
+            for test in due:
+                if test["id"] in lost:
+                    outcome = refused[test["id"]]
+                    key, why = _unreached(test, own_down)
+                    outcome["error"] = f"{outcome.get('error') or 'refused'}; {why}"
+                    outcome[key] = True
+                    outcome["connect_attempts"] = attempts[test["id"]]
+                    outcomes[test["id"]] = outcome
+            again = [(when, t) for when, t in again if t["id"] not in lost]
+            now = time.monotonic()
+            running += [
+                _spawn(t, state_dir, f"client-{t['port']}") for when, t in again if when <= now
+            ]
+            again = [(when, t) for when, t in again if when > now]
+            still = []
+            for job in running:
+                if _poll(job) is None and now < job["until"]:
+                    still.append(job)
+                    continue
+                outcome = _reap(job)
+                attempts[job["test"]["id"]] += 1
+                if _connect_refused(outcome) and time.time() < client_deadline:
+                    again.append((time.monotonic() + 1, job["test"]))
+                    refused[job["test"]["id"]] = outcome
+                    first_refused.setdefault(job["test"]["id"], time.monotonic())
+                    continue
+                outcome["connect_attempts"] = attempts[job["test"]["id"]]
+                outcomes[job["test"]["id"]] = outcome
+            running = still
+            if running or again:
+                time.sleep(0.1)
     return outcomes
 
 
@@ -728,16 +730,21 @@ def _wait_servers(servers, number, client_deadline, server_deadline, own_down=No
     one client connects) is ended early when no client can come any more: past the
     round's connect deadline (every client stops trying by then), or once its client's
     rail address is gone (peer_probe, every PROBE_EVERY s; own_down: see _unreached)."""
+    with Probes(PROBE_EVERY, PROBE_TIMEOUT) as probes:
+        return _wait_servers_probing(
+            servers, number, client_deadline, server_deadline, own_down, probes
+        )
+
+
+def _wait_servers_probing(servers, number, client_deadline, server_deadline, own_down, probes):
     outcomes = {}
     waiting = list(servers)
-    next_probe = time.monotonic() + PROBE_EVERY
+    first_probe = time.monotonic() + PROBE_EVERY
     while waiting:
         listening = listening_ports()
         alone = [j for j in waiting if j["test"]["port"] in listening and _poll(j) is None]
-        lost = set()
-        if alone and time.monotonic() >= next_probe:
-            lost = _lost_peers([j["test"] for j in alone])
-            next_probe = time.monotonic() + PROBE_EVERY
+        due = [j["test"] for j in alone] if time.monotonic() >= first_probe else []
+        lost = _lost_peers(due, probes)
         now = time.time()
         still = []
         for job in waiting:
@@ -771,10 +778,11 @@ def _wait_servers(servers, number, client_deadline, server_deadline, own_down=No
     return outcomes
 
 
-def _lost_peers(tests):
-    """The ids of the tests whose peer's rail address is gone (peer_probe)."""
+def _lost_peers(tests, probes):
+    """The ids of the tests whose peer's rail address was found gone (probes: their
+    peer_probe.Probes, asked without waiting)."""
     targets = {(t["peer_address"], t.get("address")) for t in tests if t.get("peer_address")}
-    lost = gone_of(targets, timeout=PROBE_TIMEOUT)
+    lost = probes.lost(targets)
     return {t["id"] for t in tests if t.get("peer_address") in lost}
 
 
