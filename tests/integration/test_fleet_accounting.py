@@ -79,9 +79,12 @@ def test_each_play_records_the_containers_cpu_a_killed_one_left_out(tmp_path):
     assert (second["play"], second["hosts_cpu"]) == ("Second play", 0.5)
     # Over the run: the first container's 3 s, nothing of the one gone at the end.
     assert figures["hosts_cpu"] == 3.0
-    # The machine's busy CPU holds the controller's own (to a clock tick or two).
-    for play in (first, second):
-        assert play["machine_cpu"] > 0 and play["machine_cpu"] >= play["cpu"] - 0.03, play
+    # The machine's busy CPU, per play and over the run (not compared with the
+    # controller's per play: a worker reaped in a play brings the CPU it used before).
+    assert all(
+        isinstance(p["machine_cpu"], float) and p["machine_cpu"] >= 0 for p in (first, second)
+    )
+    assert figures["machine_cpu"] > 0
 
 
 def test_without_the_containers_no_host_figures(tmp_path):
