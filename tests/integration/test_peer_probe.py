@@ -83,6 +83,25 @@ def in_namespace(code: str, env=None, timeout=120, setup=NAMESPACE):
     return json.loads(proc.stdout)
 
 
+def schedule_stub(sysfs_root: str) -> str:
+    """The start of a child's code that runs perftest_run.schedule: its imports and an
+    AnsibleModule stand-in (a 40 s connect window, 60 s rounds from now)."""
+    return textwrap.dedent(
+        f"""
+        import json, time
+        from ansible_collections.rdma.fabric.plugins.modules import perftest_run
+
+        class Module:
+            params = {{"listen_timeout": 40, "grace": 5, "sysfs_root": {sysfs_root!r},
+                       "progress_file": None, "round_seconds": 60,
+                       "start_at": time.time()}}
+
+            def get_bin_path(self, name, required=False):
+                return None
+        """
+    )
+
+
 def test_gone_is_only_no_route_to_host():
     answers = in_namespace(
         textwrap.dedent(
@@ -158,18 +177,8 @@ def test_a_schedule_does_not_wait_out_the_window_for_a_gone_peer(tmp_path):
         },
     ]
     (tmp_path / "tests.json").write_text(json.dumps(tests))
-    code = textwrap.dedent(
+    code = schedule_stub("/nonexistent") + textwrap.dedent(
         f"""
-        import json, time
-        from ansible_collections.rdma.fabric.plugins.modules import perftest_run
-
-        class Module:
-            params = {{"listen_timeout": 40, "grace": 5, "sysfs_root": "/nonexistent",
-                       "progress_file": None, "round_seconds": 60,
-                       "start_at": time.time()}}
-
-            def get_bin_path(self, name, required=False):
-                return None
 
         began = time.monotonic()
         with open({str(tmp_path / "tests.json")!r}) as handle:
@@ -283,18 +292,9 @@ def test_a_side_whose_own_port_went_down_names_its_own_port(tmp_path):
              argv=[*binary, "-d", "mlx5_0", "-p", "18601"]),
     ]  # fmt: skip
     (tmp_path / "tests.json").write_text(json.dumps(tests))
-    code = textwrap.dedent(
+    code = schedule_stub(str(tmp_path)) + textwrap.dedent(
         f"""
-        import json, threading, time
-        from ansible_collections.rdma.fabric.plugins.modules import perftest_run
-
-        class Module:
-            params = {{"listen_timeout": 40, "grace": 5, "sysfs_root": {str(tmp_path)!r},
-                       "progress_file": None, "round_seconds": 60,
-                       "start_at": time.time()}}
-
-            def get_bin_path(self, name, required=False):
-                return None
+        import threading
 
         def link_dies():
             with open({str(state)!r}, "w") as handle:
@@ -338,18 +338,9 @@ def test_a_probe_a_firewall_drops_holds_no_retry_up(tmp_path):
     }  # fmt: skip
     (tmp_path / "tests.json").write_text(json.dumps([test]))
     server = [*binary, "-d", "mlx5_5", "-p", "18700"]
-    code = textwrap.dedent(
+    code = schedule_stub("/nonexistent") + textwrap.dedent(
         f"""
-        import json, os, subprocess, threading, time
-        from ansible_collections.rdma.fabric.plugins.modules import perftest_run
-
-        class Module:
-            params = {{"listen_timeout": 40, "grace": 5, "sysfs_root": "/nonexistent",
-                       "progress_file": None, "round_seconds": 60,
-                       "start_at": time.time()}}
-
-            def get_bin_path(self, name, required=False):
-                return None
+        import os, subprocess, threading
 
         began = time.monotonic()
         listening = {{}}
