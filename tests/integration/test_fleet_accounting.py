@@ -87,9 +87,22 @@ def test_each_play_records_the_containers_cpu_a_killed_one_left_out(tmp_path):
     assert figures["machine_cpu"] > 0
 
 
+def test_each_task_records_its_own_cpu(tmp_path):
+    """Per task too: each task's containers' CPU is what the files moved by while it ran
+    (the linear strategy ends a task on every host before the next starts)."""
+    figures = _run(tmp_path, "{v1}:{v2}")
+    tasks = [(t["play"], t["task"], t["results"], t["hosts_cpu"]) for t in figures["tasks"]]
+    assert tasks == [
+        ("First play", "The first container uses 2.5 s, the second 1 s", 1, 3.5),
+        ("Second play", "The first container uses 0.5 s more, the second is killed", 1, 0.5),
+    ]
+    assert all(t["cpu"] >= 0 and t["wall"] >= 0 for t in figures["tasks"])
+
+
 def test_without_the_containers_no_host_figures(tmp_path):
     figures = _run(tmp_path, "")
     assert all("hosts_cpu" not in play for play in figures["plays"])
+    assert all("hosts_cpu" not in task for task in figures["tasks"])
     assert "hosts_cpu" not in figures
 
 

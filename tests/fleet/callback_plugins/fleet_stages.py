@@ -12,6 +12,10 @@ stand-ins) and the whole machine's busy CPU ("machine_cpu", /proc/stat): what ne
 controller nor the containers count is the docker daemons, the runc of every docker
 exec and the kernel. All share the machine's cores: on 2 cores a play's wall is at
 least its machine CPU over 2.
+
+The same figures per task ("tasks": name, play, host results, wall, cpu, hosts_cpu), for
+the costliest tasks in bench_fleet.py: under the linear strategy a task ends on every
+host before the next starts, so a task's figures are its own.
 """
 
 from __future__ import annotations
@@ -81,11 +85,45 @@ class CallbackModule(CallbackBase):
         super().__init__()
         self.plays = []
         self.current = None
+        self.tasks = []
+        self.task = None
         self.measure_hosts = bool(os.environ.get("RDMA_FLEET_CGROUPS"))
         self.start_hosts = _hosts_ns()
         self.start_machine = _machine_s()
 
+    def _close_task(self):
+        if self.task:
+            start = self.task.pop("_start")
+            self.task["wall"] = round(time.monotonic() - start["t"], 2)
+            self.task["cpu"] = round(_cpu() - start["c"], 3)
+            if self.measure_hosts:
+                self.task["hosts_cpu"] = round(_hosts_delta(start["h"], _hosts_ns()), 3)
+            self.tasks.append(self.task)
+            self.task = None
+
+    def _open_task(self, name: str):
+        self._close_task()
+        start = {"t": time.monotonic(), "c": _cpu()}
+        if self.measure_hosts:
+            start["h"] = _hosts_ns()
+        play = self.current["play"] if self.current else ""
+        self.task = {"task": name, "play": play, "results": 0, "_start": start}
+
+    def _count(self, *_args, **_kwargs):
+        if self.task:
+            self.task["results"] += 1
+
+    v2_runner_on_ok = v2_runner_on_failed = v2_runner_on_skipped = _count
+    v2_runner_on_unreachable = _count
+
+    def v2_playbook_on_task_start(self, task, is_conditional):
+        self._open_task(task.get_name())
+
+    def v2_playbook_on_handler_task_start(self, task):
+        self._open_task(task.get_name())
+
     def _close(self):
+        self._close_task()
         if self.current:
             self.current["wall"] = round(time.monotonic() - self.current.pop("_t"), 2)
             self.current["cpu"] = round(_cpu() - self.current.pop("_c"), 2)
@@ -120,6 +158,7 @@ class CallbackModule(CallbackBase):
         }
         out = {
             "plays": self.plays,
+            "tasks": self.tasks,
             "totals": totals,
             "changed_hosts": sorted(h for h, r in recap.items() if r["changed"]),
             "failed_hosts": sorted(
