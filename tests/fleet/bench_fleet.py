@@ -5,6 +5,8 @@
                                    write its plot (tests/fleet/growth.svg)
     bench_fleet.py --run 8 16      measure these sizes (fleet.py all N, quick verify), fold
                                    them into growth.json, then print and plot
+    bench_fleet.py --tasks .cache/fleet/stages-second.json
+                                   the run's costliest tasks: controller and containers' CPU
 
 Figures per stage: wall seconds and controller CPU seconds (ansible-playbook and its
 workers: tests/fleet/callback_plugins/fleet_stages.py), and CPU per host; the commit they
@@ -84,6 +86,34 @@ def summarise(figures: dict) -> dict:
         "memory_mib": round(figures.get("memory", {}).get("usage", 0) / 2**20),
         "stages": per_stage(first),
     }
+
+
+def costliest(run: dict, top: int = 15) -> str:
+    """The run's tasks by the CPU they cost the machine (controller + containers), with
+    the share of the run's; a task name seen in several plays or includes is summed."""
+    tasks: dict = {}
+    for t in run.get("tasks", []):
+        entry = tasks.setdefault(t["task"], {"cpu": 0.0, "hosts_cpu": 0.0, "results": 0})
+        entry["cpu"] += t["cpu"]
+        entry["hosts_cpu"] += t.get("hosts_cpu", 0.0)
+        entry["results"] += t["results"]
+    total = sum(e["cpu"] + e["hosts_cpu"] for e in tasks.values()) or 1.0
+    ranked = sorted(tasks.items(), key=lambda kv: -(kv[1]["cpu"] + kv[1]["hosts_cpu"]))
+    lines = [
+        "| task | host results | controller CPU s | hosts' CPU s | share |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, e in ranked[:top]:
+        share = (e["cpu"] + e["hosts_cpu"]) / total
+        lines.append(
+            f"| {name} | {e['results']} | {e['cpu']:.2f} | {e['hosts_cpu']:.2f} | {share:.1%} |"
+        )
+    lines.append(
+        f"| all {len(tasks)} tasks | {sum(e['results'] for e in tasks.values())} | "
+        f"{sum(e['cpu'] for e in tasks.values()):.2f} | "
+        f"{sum(e['hosts_cpu'] for e in tasks.values()):.2f} | 100.0% |"
+    )
+    return "\n".join(lines)
 
 
 def _figure(value) -> str:
@@ -179,7 +209,13 @@ def main() -> int:
         metavar="FIGURES",
         help="fold figures that fleet.py all --out (or make fleet) wrote",
     )
+    parser.add_argument(
+        "--tasks", type=Path, metavar="STAGES", help="print the costliest tasks of one run"
+    )
     args = parser.parse_args()
+    if args.tasks:
+        print(costliest(json.loads(args.tasks.read_text())))
+        return 0
     growth = json.loads(GROWTH.read_text()) if GROWTH.exists() else []
     rows = [summarise(json.loads(path.read_text())) for path in args.ingest]
     rows += [measure(count, args.verify_mode) for count in args.run]

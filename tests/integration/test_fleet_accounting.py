@@ -129,3 +129,16 @@ def test_per_stage_sums_the_containers_cpu_of_a_stage():
     stages = bench_fleet.per_stage(run)
     assert stages["rdma_stack+nic"] == {"wall": 2.0, "cpu": 4.0, "hosts_cpu": 7.0}
     assert stages["preflight"] == {"wall": 0.5, "cpu": 0.5}
+
+
+def test_the_costliest_tasks_are_summed_by_name_and_ranked():
+    run = {
+        "tasks": [
+            {"task": "Read", "play": "A", "results": 16, "cpu": 1.0, "hosts_cpu": 2.0},
+            {"task": "Apply", "play": "A", "results": 16, "cpu": 0.5, "hosts_cpu": 5.0},
+            {"task": "Read", "play": "B", "results": 16, "cpu": 1.0, "hosts_cpu": 0.5},
+        ]
+    }
+    lines = bench_fleet.costliest(run, top=1).splitlines()
+    assert lines[2] == "| Apply | 16 | 0.50 | 5.00 | 55.0% |"
+    assert lines[3] == "| all 2 tasks | 48 | 2.50 | 7.50 | 100.0% |"
