@@ -109,7 +109,7 @@ lab-down:
 
 # ansible-core 2.19 refuses a non-blocking stdin (CI, nohup, a background shell): the
 # playbook reads /dev/null. stage_clock prints each stage with the elapsed time.
-DEMO_ANSIBLE_ENV = ANSIBLE_CALLBACK_PLUGINS=$(CURDIR)/tests/lab/callback_plugins ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.timer,stage_clock
+DEMO_ANSIBLE_ENV = ANSIBLE_CALLBACK_PLUGINS=$(CURDIR)/tests/lab/callback_plugins ANSIBLE_CALLBACKS_ENABLED=ansible.builtin.timer,stage_clock,rdma.fabric.preload
 demo: lab-up
 	@rc=0; $(LAB_ANSIBLE_ENV) $(DEMO_ANSIBLE_ENV) ansible-playbook site.yml </dev/null || rc=$$?; \
 	echo; echo "Verification report: $(CURDIR)/reports/latest/report.md"; \

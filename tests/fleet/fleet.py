@@ -628,7 +628,12 @@ def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml"
         os.environ,
         **mitogen_env(),
         ANSIBLE_CALLBACK_PLUGINS=str(HERE / "callback_plugins"),
-        ANSIBLE_CALLBACKS_ENABLED="fleet_stages,ansible.builtin.timer,ansible.posix.profile_tasks",
+        ANSIBLE_CALLBACKS_ENABLED=(
+            "fleet_stages,ansible.builtin.timer,ansible.posix.profile_tasks,rdma.fabric.preload"
+        ),
+        # The containers' connection plugin (community.docker) imported once, not in
+        # every worker (rdma.fabric.preload).
+        RDMA_FABRIC_PRELOAD_CONNECTIONS="community.docker.docker",
         PROFILE_TASKS_TASK_OUTPUT_LIMIT="25",
         RDMA_FLEET_STAGES=str(stages),
         RDMA_FLEET_CGROUPS=fleet_cpu_files(),
