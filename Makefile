@@ -139,10 +139,12 @@ fleet: venv images
 
 # make test's fleet (tests/fleet/test_fleet_budget.py): 16 hosts, first run, one fault
 # planted, second run (changed=0, the fault named), timed.
-# The target is 360 s (the test's default); measured 376-385 s, so make test holds it
-# to 480 s until the controller's work a host falls further (README "Rack scale").
+# The target is 360 s (the test's default): 334.6 s on a quiet machine with
+# rdma.fabric.preload (376-385 s before it); .ci/run measured up to 19 % above the quiet
+# figure, so make test holds it to 420 s, the margin for a slower CI machine (README
+# "Rack scale").
 fleet-budget: venv images
-	RDMA_FLEET=16 RDMA_FLEET_BUDGET_S=480 \
+	RDMA_FLEET=16 RDMA_FLEET_BUDGET_S=420 \
 	    tests/harness/run-pytest.sh tests/fleet/test_fleet_budget.py -v -s
 
 test-fast: lint unit

@@ -20,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 COLLECTIONS = REPO / "collections"
 
-INHERITED = '''
+INHERITED = """
 import sys
 from ansible.plugins.action import ActionBase
 
@@ -29,7 +29,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         prefix = "ansible_collections.rdma.fabric.plugins."
         return {"changed": False, "held": sorted(m for m in sys.modules if m.startswith(prefix))}
-'''
+"""
 
 PLAY = """
 - name: What a worker holds

@@ -20,13 +20,6 @@ of the project's labs); ansible-core's own (ssh, local) need none.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
-from ansible.plugins.callback import CallbackBase
-from ansible.plugins.loader import connection_loader
-from ansible.utils.display import Display
-
 DOCUMENTATION = """
 name: preload
 type: aggregate
@@ -51,6 +44,13 @@ options:
       - section: rdma_fabric
         key: preload_connections
 """
+
+import importlib
+import pkgutil
+
+from ansible.plugins.callback import CallbackBase
+from ansible.plugins.loader import connection_loader
+from ansible.utils.display import Display
 
 PACKAGE = "ansible_collections.rdma.fabric.plugins"
 KINDS = ("module_utils", "plugin_utils", "filter", "test", "action")
