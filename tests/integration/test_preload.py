@@ -88,16 +88,29 @@ def test_without_it_a_worker_starts_with_none(tmp_path):
 
 
 def test_a_module_that_cannot_be_imported_is_left_to_its_loader(tmp_path, monkeypatch):
-    """preload() imports what it can: a broken module is skipped, not an error."""
+    """preload() imports what it can: a broken module is skipped, not an error, and
+    leaves nothing of its attempt in sys.modules; sub-packages are walked too."""
     package = tmp_path / "fakecoll"
     (package / "filter").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "filter/__init__.py").write_text("")
     (package / "filter/good.py").write_text("VALUE = 1\n")
     (package / "filter/broken.py").write_text("raise RuntimeError('needs a library')\n")
+    # An import cycle whose first module fails: the second finished loading and holds
+    # the half-built first; neither may stay behind for the plugin loader to reuse.
+    (package / "filter/cycle_a.py").write_text(
+        "from fakecoll.filter import cycle_b\nraise RuntimeError('cycle_a')\n"
+    )
+    (package / "filter/cycle_b.py").write_text("from fakecoll.filter import cycle_a\n")
+    (package / "filter/sub").mkdir()
+    (package / "filter/sub/__init__.py").write_text("")
+    (package / "filter/sub/deep.py").write_text("VALUE = 2\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     source = COLLECTIONS / "ansible_collections/rdma/fabric/plugins/callback/preload.py"
     spec = importlib.util.spec_from_file_location("rdma_fabric_preload", source)
     callback = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(callback)
-    assert callback.preload("fakecoll", ("filter", "action")) == ["fakecoll.filter.good"]
+    loaded = callback.preload("fakecoll", ("filter", "action"))
+    assert loaded == ["fakecoll.filter.good", "fakecoll.filter.sub", "fakecoll.filter.sub.deep"]
+    left = [m for m in sys.modules if m.startswith("fakecoll.filter.cycle")]
+    assert left == []

@@ -4,14 +4,18 @@
 """Import the collection's controller-side Python once, in ansible-playbook's main
 process, before the first task forks a worker.
 
-ansible-core runs each task on each host in a forked worker process, and its collection
-loader compiles a collection's Python from source (it keeps no bytecode). Every worker
-that resolves one rdma.fabric filter or action plugin therefore compiled the
-collection's filter files and the module_utils they import again: measured on the
-16-host fleet (tests/fleet), 464 workers of a site.yml run compiled the same 35
+ansible-core runs each task on each host in a forked worker process. Looking up one
+rdma.fabric filter makes its Jinja2 plugin loader load every filter file of the
+collection, and the module_utils and plugin_utils those files import go through the
+collection loader, which compiles them from source (it keeps no bytecode): measured on
+the 16-host fleet (tests/fleet), 464 workers of a site.yml run compiled the same 35
 module_utils each, a large share of the controller's CPU. Modules imported in the main
 process are inherited by every fork (the plugin loader reuses what ``sys.modules``
 holds), so they are compiled once per run.
+
+A module that fails to import is left out, and so is every module its import brought
+in (an import cycle can leave a half-built module in ``sys.modules``): its plugin then
+loads, and fails, as it would without this callback.
 
 ``connections`` (or ``RDMA_FABRIC_PRELOAD_CONNECTIONS``): connection plugins to load
 the same way, for a connection plugin that lives in a collection (the docker connection
@@ -47,6 +51,7 @@ options:
 
 import importlib
 import pkgutil
+import sys
 
 from ansible.plugins.callback import CallbackBase
 from ansible.plugins.loader import connection_loader
@@ -58,22 +63,30 @@ KINDS = ("module_utils", "plugin_utils", "filter", "test", "action")
 display = Display()
 
 
+def _import(name: str) -> bool:
+    """Import one module; on failure, forget every module this attempt added."""
+    before = set(sys.modules)
+    try:
+        importlib.import_module(name)
+    except Exception as exc:  # noqa: BLE001 - its own loader reports it later
+        for added in set(sys.modules) - before:
+            del sys.modules[added]
+        display.vvv(f"rdma.fabric.preload: {name} not preloaded: {exc}")
+        return False
+    return True
+
+
 def preload(package: str = PACKAGE, kinds: tuple = KINDS) -> list[str]:
-    """Import every Python module of these plugin kinds; return the names imported."""
+    """Import every Python module of these plugin kinds (sub-packages included); return
+    the names imported."""
     loaded = []
     for kind in kinds:
-        try:
-            parent = importlib.import_module(f"{package}.{kind}")
-        except ImportError:
+        if not _import(f"{package}.{kind}"):
             continue  # a kind the collection does not have
-        for info in pkgutil.iter_modules(parent.__path__):
-            name = f"{package}.{kind}.{info.name}"
-            try:
-                importlib.import_module(name)
-            except Exception as exc:  # noqa: BLE001 - its own loader reports it later
-                display.vvv(f"rdma.fabric.preload: {name} not preloaded: {exc}")
-                continue
-            loaded.append(name)
+        parent = sys.modules[f"{package}.{kind}"]
+        for info in pkgutil.walk_packages(parent.__path__, f"{package}.{kind}.", lambda _: None):
+            if _import(info.name):
+                loaded.append(info.name)
     return loaded
 
 
