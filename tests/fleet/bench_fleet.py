@@ -97,7 +97,9 @@ def costliest(run: dict, top: int = 15) -> str:
         entry["cpu"] += t["cpu"]
         entry["hosts_cpu"] += t.get("hosts_cpu", 0.0)
         entry["results"] += t["results"]
-    total = sum(e["cpu"] + e["hosts_cpu"] for e in tasks.values()) or 1.0
+    cpu = sum(e["cpu"] for e in tasks.values())
+    hosts_cpu = sum(e["hosts_cpu"] for e in tasks.values())
+    total = (cpu + hosts_cpu) or 1.0
     ranked = sorted(tasks.items(), key=lambda kv: -(kv[1]["cpu"] + kv[1]["hosts_cpu"]))
     lines = [
         "| task | host results | controller CPU s | hosts' CPU s | share |",
@@ -110,8 +112,7 @@ def costliest(run: dict, top: int = 15) -> str:
         )
     lines.append(
         f"| all {len(tasks)} tasks | {sum(e['results'] for e in tasks.values())} | "
-        f"{sum(e['cpu'] for e in tasks.values()):.2f} | "
-        f"{sum(e['hosts_cpu'] for e in tasks.values()):.2f} | 100.0% |"
+        f"{cpu:.2f} | {hosts_cpu:.2f} | 100.0% |"
     )
     return "\n".join(lines)
 

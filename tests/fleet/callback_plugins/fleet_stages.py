@@ -91,23 +91,39 @@ class CallbackModule(CallbackBase):
         self.start_hosts = _hosts_ns()
         self.start_machine = _machine_s()
 
+    def _mark(self, machine: bool) -> dict:
+        """Where the clocks stand: wall, the controller's CPU and, with the containers'
+        files, their CPU (and the machine's, for a play)."""
+        mark = {"t": time.monotonic(), "c": _cpu()}
+        if self.measure_hosts:
+            mark["h"] = _hosts_ns()
+            if machine:
+                mark["m"] = _machine_s()
+        return mark
+
+    @staticmethod
+    def _since(mark: dict, digits: int) -> dict:
+        """The figures since a mark: wall, cpu, hosts_cpu and machine_cpu as marked."""
+        figures = {
+            "wall": round(time.monotonic() - mark["t"], 2),
+            "cpu": round(_cpu() - mark["c"], digits),
+        }
+        if "h" in mark:
+            figures["hosts_cpu"] = round(_hosts_delta(mark["h"], _hosts_ns()), digits)
+        if "m" in mark:
+            figures["machine_cpu"] = round(_machine_s() - mark["m"], 2)
+        return figures
+
     def _close_task(self):
         if self.task:
-            start = self.task.pop("_start")
-            self.task["wall"] = round(time.monotonic() - start["t"], 2)
-            self.task["cpu"] = round(_cpu() - start["c"], 3)
-            if self.measure_hosts:
-                self.task["hosts_cpu"] = round(_hosts_delta(start["h"], _hosts_ns()), 3)
+            self.task.update(self._since(self.task.pop("_mark"), 3))
             self.tasks.append(self.task)
             self.task = None
 
     def _open_task(self, name: str):
         self._close_task()
-        start = {"t": time.monotonic(), "c": _cpu()}
-        if self.measure_hosts:
-            start["h"] = _hosts_ns()
         play = self.current["play"] if self.current else ""
-        self.task = {"task": name, "play": play, "results": 0, "_start": start}
+        self.task = {"task": name, "play": play, "results": 0, "_mark": self._mark(False)}
 
     def _count(self, *_args, **_kwargs):
         if self.task:
@@ -125,12 +141,7 @@ class CallbackModule(CallbackBase):
     def _close(self):
         self._close_task()
         if self.current:
-            self.current["wall"] = round(time.monotonic() - self.current.pop("_t"), 2)
-            self.current["cpu"] = round(_cpu() - self.current.pop("_c"), 2)
-            if self.measure_hosts:
-                hosts = _hosts_delta(self.current.pop("_h"), _hosts_ns())
-                self.current["hosts_cpu"] = round(hosts, 2)
-                self.current["machine_cpu"] = round(_machine_s() - self.current.pop("_m"), 2)
+            self.current.update(self._since(self.current.pop("_mark"), 2))
             last = self.plays[-1] if self.plays else None
             if last and last["play"] == self.current["play"]:
                 # A serial play (roce_switch_qos: one batch per switch) is one stage.
@@ -145,9 +156,7 @@ class CallbackModule(CallbackBase):
 
     def v2_playbook_on_play_start(self, play):
         self._close()
-        self.current = {"play": play.get_name(), "_t": time.monotonic(), "_c": _cpu()}
-        if self.measure_hosts:
-            self.current.update(_h=_hosts_ns(), _m=_machine_s())
+        self.current = {"play": play.get_name(), "_mark": self._mark(True)}
 
     def v2_playbook_on_stats(self, stats):
         self._close()
