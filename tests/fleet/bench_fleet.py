@@ -54,7 +54,7 @@ def per_stage(run: dict) -> dict:
         entry = stages.setdefault(stage_of(play["play"]), {"wall": 0.0, "cpu": 0.0})
         entry["wall"] = round(entry["wall"] + play["wall"], 2)
         entry["cpu"] = round(entry["cpu"] + play["cpu"], 2)
-        for key in ("hosts_cpu", "machine_cpu"):
+        for key in ("main_cpu", "hosts_cpu", "machine_cpu"):
             if key in play:
                 entry[key] = round(entry.get(key, 0.0) + play[key], 2)
     return stages
@@ -80,6 +80,7 @@ def summarise(figures: dict) -> dict:
         "second_changed": figures.get("second", {}).get("totals", {}).get("changed"),
         "wall_s": first.get("wall"),
         "cpu_s": first.get("controller_cpu"),
+        "main_cpu_s": first.get("controller_main_cpu"),
         "hosts_cpu_s": first.get("hosts_cpu"),
         "machine_cpu_s": first.get("machine_cpu"),
         "maxrss_kib": first.get("controller_maxrss_kib"),

@@ -97,6 +97,9 @@ def test_each_task_records_its_own_cpu(tmp_path):
         ("Second play", "The first container uses 0.5 s more, the second is killed", 1, 0.5),
     ]
     assert all(t["cpu"] >= 0 and t["wall"] >= 0 for t in figures["tasks"])
+    # The main process's share of the controller's CPU, per task and over the run.
+    assert all(0 <= t["main_cpu"] <= t["cpu"] + 0.001 for t in figures["tasks"])
+    assert 0 < figures["controller_main_cpu"] <= figures["controller_cpu"]
 
 
 def test_without_the_containers_no_host_figures(tmp_path):

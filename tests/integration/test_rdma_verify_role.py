@@ -422,3 +422,65 @@ def test_a_host_whose_outcomes_file_vanished_before_the_fetch_is_lost(
     assert len(others) == 4 and {p["outcome"] for p in others} == {"passed"}, others
     [row] = [c for c in results["checks"] if c["host"] == "lab2" and c["check"] == "reachable"]
     assert not row["ok"] and row["detail"] == "lost during traffic: no perftest result came back"
+
+
+# ansible.cfg's callbacks and profile_tasks (each task's wall time in the recap).
+TIMED = "ansible.builtin.timer,rdma.fabric.preload,ansible.posix.profile_tasks"
+
+
+def test_an_async_launch_slower_than_any_margin_still_meets_in_round_0(
+    run_playbook, tmp_path, verify_ports
+):
+    """Ansible launches async schedules fork by fork, as slowly as the connection goes:
+    the fleet's 64 hosts at forks 16 took 130 s where the predicted margin was 18 s, and
+    the hosts launched last lost their first rounds against healthy peers. Here forks is
+    1 and lab3's launch takes 45 s (its interpreter waits before the async wrapper runs),
+    where the predicted margin for 3 hosts at forks 1 is 16 s and a round 17 s (10 s to
+    connect, 5 s beyond the test, 2 s of grace): lab3 would reach the grid past its
+    first rounds. Every host must still meet in every round, as the grid starts once
+    every host is launched and released."""
+    env = three_hosts(tmp_path)
+    slow = tmp_path / "slow-launch-python"
+    slow.write_text(
+        f'#!/bin/sh\ncase "$*" in *async_wrapper*) sleep 45 ;; esac\nexec {sys.executable} "$@"\n'
+    )
+    slow.chmod(0o755)
+    hosts = tmp_path / "hosts.ini"
+    hosts.write_text(
+        hosts.read_text().replace(
+            "lab3 ansible_connection=local",
+            f"lab3 ansible_connection=local ansible_python_interpreter={slow}",
+        )
+    )
+    playbook = tmp_path / "verify.yml"
+    playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
+    reports = tmp_path / "reports"
+    extra = quick_extra(
+        reports,
+        verify_ports,
+        rdma_verify_async=True,
+        rdma_verify_retest=False,
+        rdma_verify_timeout=5,
+        rdma_verify_server_grace=2,
+    )
+    started = time.monotonic()
+    proc = run_playbook(
+        "-i", str(hosts), str(playbook), "-e", json.dumps(extra),
+        env=dict(env, ANSIBLE_FORKS="1", ANSIBLE_CALLBACKS_ENABLED=TIMED), timeout=600,
+    )  # fmt: skip
+    output = proc.output
+    print(f"slow async launch: {time.monotonic() - started:.0f} s")
+    results = json.loads((reports / "latest" / "results.json").read_text())
+    summary = results["summary"]
+    failed = [p for p in results["pairs"] if p["outcome"] != "passed"]
+    assert not failed, (failed[:3], output[-4000:])
+    assert summary["tests_passed"] == summary["tests"] == 12, summary
+    ran = tasks_run(proc)
+    assert any(n.startswith("rdma_verify : Release this host's tests at that start") for n in ran)
+    grid = "rdma_verify : Set the start of the round grid, every host launched"
+    assert any(n.startswith(grid) for n in ran)
+    # The launch was slow for real (not a test that passes whatever the margin).
+    launch = re.search(
+        r"Start this host's tests round by round, async \(main\) -* ?(\d+\.\d+)s", output
+    )
+    assert launch and float(launch.group(1)) >= 45, output[-3000:]

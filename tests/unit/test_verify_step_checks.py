@@ -17,3 +17,16 @@ def test_a_synchronous_schedule_with_more_hosts_than_forks_is_refused(monkeypatc
     refused = "rdma_verify_async is false but the phase has 6 hosts and forks is 5"
     with pytest.raises(ValueError, match=refused):
         verify_step._check_async("false", 6)
+
+
+def test_an_async_grid_starts_the_launchs_own_length_after_every_host_is_launched(monkeypatch):
+    """The start of an async phase's grid was predicted (10 s + 2 s a batch of forks: 18 s
+    for 64 hosts at forks 16) and the fleet's launch took 130 s: the hosts launched last
+    lost round 0 against healthy peers. Measured now: run again once every host is
+    launched, the start is the launch's own length (now - after) plus 10 s ahead."""
+    monkeypatch.setattr(verify_step, "_forks", lambda: 16)
+    assert verify_step.grid_start(64, now=1000.0) == (1018.0, 1000.0)  # the prediction
+    assert verify_step.grid_start(64, after=1000.0, now=1130.0) == (1270.0, 1130.0)
+    assert verify_step.grid_start(3, after="1000.5", now=1002.0) == (1013.5, 1002.0)
+    # A controller clock stepped back between the two steps: no negative margin.
+    assert verify_step.grid_start(3, after=1010.0, now=1000.0) == (1010.0, 1000.0)

@@ -3,7 +3,9 @@
 Writes JSON to $RDMA_FLEET_STAGES at the end of the run: one entry per play (site.yml's
 plays, in order) with its wall seconds and the controller CPU seconds it used (the
 ansible-playbook process and its reaped workers, from getrusage), the recap per host,
-and the controller's peak RSS (the main process; workers are forks of it).
+and the controller's peak RSS (the main process; workers are forks of it). Of the
+controller's CPU, "main_cpu" is the main process's alone (the strategy's loop, the
+callbacks, forking each worker); the rest is the workers'.
 
 With $RDMA_FLEET_CGROUPS (a colon-separated list of the fleet containers' CPU accounting
 files, cgroup v1 cpuacct.usage or v2 cpu.stat), each play also gets the CPU seconds the
@@ -37,10 +39,15 @@ requirements: [enable in ANSIBLE_CALLBACKS_ENABLED]
 """
 
 
-def _cpu() -> float:
+def _main_cpu() -> float:
+    """The ansible-playbook process alone: the strategy's loop, callbacks, forking."""
     own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
+
+
+def _cpu() -> float:
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return _main_cpu() + kids.ru_utime + kids.ru_stime
 
 
 def _cgroup_ns(path: str) -> int | None:
@@ -94,7 +101,7 @@ class CallbackModule(CallbackBase):
     def _mark(self, machine: bool) -> dict:
         """Where the clocks stand: wall, the controller's CPU and, with the containers'
         files, their CPU (and the machine's, for a play)."""
-        mark = {"t": time.monotonic(), "c": _cpu()}
+        mark = {"t": time.monotonic(), "c": _cpu(), "mc": _main_cpu()}
         if self.measure_hosts:
             mark["h"] = _hosts_ns()
             if machine:
@@ -103,10 +110,12 @@ class CallbackModule(CallbackBase):
 
     @staticmethod
     def _since(mark: dict, digits: int) -> dict:
-        """The figures since a mark: wall, cpu, hosts_cpu and machine_cpu as marked."""
+        """The figures since a mark: wall, cpu (of it main_cpu, the main process's),
+        hosts_cpu and machine_cpu as marked."""
         figures = {
             "wall": round(time.monotonic() - mark["t"], 2),
             "cpu": round(_cpu() - mark["c"], digits),
+            "main_cpu": round(_main_cpu() - mark["mc"], digits),
         }
         if "h" in mark:
             figures["hosts_cpu"] = round(_hosts_delta(mark["h"], _hosts_ns()), digits)
@@ -146,7 +155,7 @@ class CallbackModule(CallbackBase):
             if last and last["play"] == self.current["play"]:
                 # A serial play (roce_switch_qos: one batch per switch) is one stage.
                 last["wall"] = round(last["wall"] + self.current["wall"], 2)
-                for key in ("cpu", "hosts_cpu", "machine_cpu"):
+                for key in ("cpu", "main_cpu", "hosts_cpu", "machine_cpu"):
                     if key in self.current:
                         last[key] = round(last[key] + self.current[key], 2)
                 last["batches"] = last.get("batches", 1) + 1
@@ -174,6 +183,7 @@ class CallbackModule(CallbackBase):
                 h for h, r in recap.items() if r["failures"] or r["unreachable"]
             ),
             "controller_cpu": round(_cpu(), 2),
+            "controller_main_cpu": round(_main_cpu(), 2),
             "controller_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
             "workers_maxrss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
         }

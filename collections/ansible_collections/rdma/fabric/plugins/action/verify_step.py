@@ -184,9 +184,20 @@ def _forks():
 
 
 def _launch_margin(count):
-    """Seconds from the start step until every host has begun its schedule: Ansible
-    starts the hosts' calls fork by fork (about 2 s a batch), plus 10 s."""
+    """Seconds from the start step until every host has begun a synchronous schedule
+    (one batch: no more hosts than forks): about 2 s a batch, plus 10 s. An async
+    schedule does not rely on it: its start is released once every host is launched."""
     return 10 + 2 * math.ceil(count / _forks())
+
+
+def grid_start(count, after=None, now=None):
+    """(start_at, at) of the start step: the predicted launch margin ahead, or with
+    `after` (the first start step's `at`, before the async launch) the launch's measured
+    length plus 10 s ahead: each host's release is one small module run where its launch
+    was several (put files, the async wrapper), so the releases end within it."""
+    now = time.time() if now is None else now
+    margin = _launch_margin(count) if after is None else max(0.0, now - float(after)) + 10
+    return round(now + margin, 3), round(now, 3)
 
 
 def round_seconds(options):
@@ -262,13 +273,20 @@ class ActionModule(ActionBase):
                     **self._plan_file(args, me, sides),
                     rounds_total=self._rounds_total(args, hosts),
                     round_seconds=slot,
-                    # The grid's end from the start step, plus the launch and a margin.
-                    deadline=_launch_margin(len(hosts)) + (last + 1) * slot + 120,
                     use_async=_check_async(args.get("run_async", "auto"), len(hosts)),
                 )
+                # The grid's end from the start step, plus the launch (async: the wait
+                # for the release of the start) and a margin.
+                launch = (
+                    int(args.get("start_wait") or 900)
+                    if result["use_async"]
+                    else _launch_margin(len(hosts))
+                )
+                result["deadline"] = launch + (last + 1) * slot + 120
             elif step == "start":
-                # One start for every host of the phase (run once, after every plan).
-                result["start_at"] = round(time.time() + _launch_margin(len(hosts)), 3)
+                # One start for every host of the phase (run once, after every plan; an
+                # async phase's again once every host is launched, with `after`).
+                result["start_at"], result["at"] = grid_start(len(hosts), args.get("after"))
             elif step == "judge":
                 result.update(self._judge(args, task_vars, hosts))
             else:

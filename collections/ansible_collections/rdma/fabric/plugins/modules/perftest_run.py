@@ -32,8 +32,11 @@ description:
     round's start on the grid, O(start_at) + N x O(round_seconds)), and waits for its
     servers, killing a server whose client has not finished by the round's deadline
     less O(grace). So a lost peer costs its partner the rest of that round, never
-    later rounds, and hosts started seconds apart (an C(async) launch over many
-    forks) still meet in round 0. A side whose peer is gone does not wait that long;
+    later rounds, and hosts started seconds apart still meet in round 0. With
+    O(start_file), the schedule is launched before its start is known (an C(async)
+    launch over many forks takes as long as it takes: 130 s for 64 hosts at forks 16
+    in the fleet) and waits, up to O(start_wait) seconds, for C(action=release) to
+    write the start into that file. A side whose peer is gone does not wait that long;
     from a client's second refusal, and while a server still listens (perftest closes
     its listening socket once its one client connects), the peer's rail address is
     probed every 3 s (TCP to port 1, from the side's own rail address); "no route to
@@ -50,6 +53,9 @@ description:
     port counters and hw_counters of each tested port are read before and after the
     round, and for RoCE ports the pause/PFC counters of C(ethtool -S); each side returns
     their increase (C(deltas)).
+  - C(action=release) writes O(start_at) into O(start_file), shifted to this host's
+    clock by O(controller_time), for the schedule waiting there. Written aside, then
+    renamed: the schedule reads the whole start or none.
   - With O(progress_file), C(action=schedule) writes after each round what it has done
     (rounds, sides run and failed, seconds elapsed) as JSON, for
     R(rdma.fabric.verify_wait,ansible_collections.rdma.fabric.verify_wait_module) to
@@ -64,7 +70,7 @@ options:
     description: Which side to act on.
     type: str
     required: true
-    choices: [start, run, collect, schedule]
+    choices: [start, run, collect, schedule, release]
   tests:
     description: The tests this host takes part in on this side.
     type: list
@@ -134,13 +140,28 @@ options:
     description:
       - For C(action=schedule), when round 0 starts on the grid, in seconds since the
         epoch; the same value for every host of the schedule. Default now (this host's
-        own start).
+        own start), or with O(start_file) the start released there.
+      - For C(action=release), the start to write into O(start_file) (required).
     type: float
+  start_file:
+    description:
+      - For C(action=schedule), wait for the start of the grid in this file (written by
+        C(action=release)) instead of O(start_at); the same path for every host of the
+        schedule, and it names the run (a schedule of another run is stopped).
+      - For C(action=release), the file to write (required).
+    type: path
+  start_wait:
+    description:
+      - For C(action=schedule) with O(start_file), how many seconds to wait for the
+        release before failing (the play stopped before it released the start).
+    type: int
+    default: 900
   controller_time:
     description:
-      - For C(action=schedule), the controller's clock when it sent this call, in
-        seconds since the epoch. O(start_at) is shifted by this host's offset from it
-        (the error is the call's transfer time, a second or two). Default no shift.
+      - For C(action=schedule) and C(action=release), the controller's clock when it
+        sent this call, in seconds since the epoch. O(start_at) is shifted by this host's
+        offset from it (the error is the call's transfer time, a second or two). Default
+        no shift.
     type: float
   round_seconds:
     description:
@@ -224,6 +245,10 @@ outcomes:
   type: dict
   sample: {path: /run/rdma-fabric-perftest/outcomes-main-lab1.jsonl.gz, bytes: 20480,
            sha1: 3f786850e387550fdab836ed7e6dc881de23001b, count: 8184, failed: 0}
+start_at:
+  description: For C(action=release), the start written, on this host's clock.
+  returned: with C(action=release)
+  type: float
 listening:
   description: For C(action=start), the ports whose server listens.
   returned: always
@@ -652,9 +677,12 @@ def _stop_earlier_run(state_dir, run):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         for name in sorted(os.listdir(state_dir)):
-            if name.startswith(("progress-", "outcomes-")) and name.endswith(EARLIER_FILES):
+            mine = os.path.join(state_dir, name) in (run, run + ".tmp")
+            earlier = name.startswith(("progress-", "outcomes-", "start-")) and not mine
+            if earlier and name.endswith(EARLIER_FILES):
                 # An earlier run's progress (kept after its schedule ended, so that
-                # verify_wait could read its last rounds) and outcomes (fetched), and the
+                # verify_wait could read its last rounds), outcomes (fetched) and start
+                # (released; never this run's, which names the run), and the
                 # .tmp of either that a run killed while writing it left (written aside,
                 # then renamed). Never this run's: the first host of this run on this
                 # machine comes here before it writes any, and marks the run as its
@@ -811,12 +839,51 @@ def _unreached(test, own_down=None):
     )
 
 
+def release(module):
+    """Write the grid's start, on this host's clock, for a schedule waiting on start_file."""
+    params = module.params
+    if not params.get("start_file") or params.get("start_at") is None:
+        module.fail_json(msg="perftest_run: action=release needs start_file and start_at")
+    start_at = params["start_at"]
+    if params.get("controller_time"):
+        start_at += time.time() - params["controller_time"]  # this host's clock offset
+    path = params["start_file"]
+    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump({"start_at": start_at}, handle)
+    os.replace(path + ".tmp", path)
+    return start_at
+
+
+def await_release(path, wait, every=0.5):
+    """The start released into path (this host's clock), or None after wait seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):  # noqa: SIM117 (3.8)
+            with open(path, encoding="utf-8") as handle:
+                return float(json.load(handle)["start_at"])
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(every)
+
+
 def schedule(module, tests, state_dir):
     """Run this host's sides of every round, in round order (see DOCUMENTATION)."""
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
-    start_at = module.params.get("start_at")
-    _stop_earlier_run(state_dir, str(start_at) if start_at else f"unplanned-{time.time()}")
-    grid = round_deadlines(module.params, tests, time.time())
+    params = dict(module.params)
+    start_at, start_file = params.get("start_at"), params.get("start_file")
+    run = start_file or (str(start_at) if start_at else f"unplanned-{time.time()}")
+    _stop_earlier_run(state_dir, run)
+    if start_file:
+        released = await_release(start_file, params.get("start_wait") or 900)
+        if released is None:
+            module.fail_json(
+                msg=f"perftest_run: no start of the round grid was released into {start_file} "
+                f"within {params.get('start_wait') or 900} s (the play stopped before every "
+                "host's schedule was launched?)"
+            )
+        params.update(start_at=released, controller_time=None)  # already this host's clock
+    grid = round_deadlines(params, tests, time.time())
     start = time.monotonic()
     results = {}
     since_round = {}  # (device, port): the round its link was first found down
@@ -883,7 +950,7 @@ def main():
             "action": {
                 "type": "str",
                 "required": True,
-                "choices": ["start", "run", "collect", "schedule"],
+                "choices": ["start", "run", "collect", "schedule", "release"],
             },
             "tests": {
                 "type": "list",
@@ -910,6 +977,8 @@ def main():
             "state_dir": {"type": "path", "default": "/run/rdma-fabric-perftest"},
             "progress_file": {"type": "path"},
             "start_at": {"type": "float"},
+            "start_file": {"type": "path"},
+            "start_wait": {"type": "int", "default": 900},
             "controller_time": {"type": "float"},
             "round_seconds": {"type": "int"},
             "sysfs_root": {"type": "path", "default": "/"},
@@ -928,6 +997,8 @@ def main():
         results, listening = start(module, tests, state_dir)
     elif action == "schedule":
         results = schedule(module, tests, state_dir)
+    elif action == "release":
+        module.exit_json(changed=False, start_at=release(module), tests=[], listening=[])
     elif action == "run":
         results = run(module, tests, state_dir)
     else:

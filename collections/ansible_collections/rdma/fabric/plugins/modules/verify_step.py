@@ -21,7 +21,11 @@ description:
     M(rdma.fabric.perftest_run) C(action=schedule).
   - C(step=start) (run once, after every host's plan) returns the one start time of
     the phase's round grid, C(start_at), a launch margin ahead (Ansible starts the
-    hosts' schedules fork by fork).
+    hosts' schedules fork by fork), and C(at), the controller's clock then. With
+    O(after) (that C(at), run once again once every host's async schedule is
+    launched), the margin is the launch's own length (now - O(after)) plus 10 s: the
+    hosts' C(action=release) calls, one small module run each where a launch is
+    several, end within it.
   - C(step=judge) (run once) judges every host's outcomes (the C(__rdma_verify_done)
     registered result), writes the records to O(run_dir) and returns the next phase's
     tests (the retest of failed tests, then the isolation of suspect host rails).
@@ -72,6 +76,18 @@ options:
         more hosts than forks), true or false.
     type: raw
     default: auto
+  start_wait:
+    description:
+      - For C(step=plan) of an async schedule, seconds a host's schedule waits for the
+        release of its start (M(rdma.fabric.perftest_run) O(start_wait)); part of the
+        returned C(deadline).
+    type: int
+    default: 900
+  after:
+    description:
+      - For C(step=start), the C(at) of the phase's first start step; the margin is then
+        measured (see C(step=start)).
+    type: float
   expected_rate_gbps:
     description: For C(step=fabric), the rate every port must have (0 - the rail's majority).
     type: float
@@ -162,6 +178,10 @@ round_seconds:
   type: int
 start_at:
   description: For C(step=start), when round 0 starts on the grid, seconds since the epoch.
+  returned: step=start
+  type: float
+at:
+  description: For C(step=start), the controller's clock when it ran, seconds since the epoch.
   returned: step=start
   type: float
 rounds_total:
