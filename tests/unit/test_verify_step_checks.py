@@ -23,10 +23,11 @@ def test_an_async_grid_starts_the_launchs_own_length_after_every_host_is_launche
     """The start of an async phase's grid was predicted (10 s + 2 s a batch of forks: 18 s
     for 64 hosts at forks 16) and the fleet's launch took 130 s: the hosts launched last
     lost round 0 against healthy peers. Measured now: run again once every host is
-    launched, the start is the launch's own length (now - after) plus 10 s ahead."""
+    launched, the start is 1.5 times the launch's own length (now - after) plus 10 s
+    ahead: the releases go fork by fork as the launches did (48 s after a 43 s launch)."""
     monkeypatch.setattr(verify_step, "_forks", lambda: 16)
     assert verify_step.grid_start(64, now=1000.0) == (1018.0, 1000.0)  # the prediction
-    assert verify_step.grid_start(64, after=1000.0, now=1130.0) == (1270.0, 1130.0)
-    assert verify_step.grid_start(3, after="1000.5", now=1002.0) == (1013.5, 1002.0)
+    assert verify_step.grid_start(64, after=1000.0, now=1130.0) == (1335.0, 1130.0)
+    assert verify_step.grid_start(3, after="1000.5", now=1002.5) == (1015.5, 1002.5)
     # A controller clock stepped back between the two steps: no negative margin.
     assert verify_step.grid_start(3, after=1010.0, now=1000.0) == (1010.0, 1000.0)

@@ -34,7 +34,7 @@ description:
     less O(grace). So a lost peer costs its partner the rest of that round, never
     later rounds, and hosts started seconds apart still meet in round 0. With
     O(start_file), the schedule is launched before its start is known (an C(async)
-    launch over many forks takes as long as it takes: 130 s for 64 hosts at forks 16
+    launch over many forks takes as long as it takes, 130 s for 64 hosts at forks 16
     in the fleet) and waits, up to O(start_wait) seconds, for C(action=release) to
     write the start into that file. A side whose peer is gone does not wait that long;
     from a client's second refusal, and while a server still listens (perftest closes
@@ -55,7 +55,7 @@ description:
     their increase (C(deltas)).
   - C(action=release) writes O(start_at) into O(start_file), shifted to this host's
     clock by O(controller_time), for the schedule waiting there. Written aside, then
-    renamed: the schedule reads the whole start or none.
+    renamed, so the schedule reads the whole start or none.
   - With O(progress_file), C(action=schedule) writes after each round what it has done
     (rounds, sides run and failed, seconds elapsed) as JSON, for
     R(rdma.fabric.verify_wait,ansible_collections.rdma.fabric.verify_wait_module) to

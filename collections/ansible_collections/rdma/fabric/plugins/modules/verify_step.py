@@ -23,9 +23,9 @@ description:
     the phase's round grid, C(start_at), a launch margin ahead (Ansible starts the
     hosts' schedules fork by fork), and C(at), the controller's clock then. With
     O(after) (that C(at), run once again once every host's async schedule is
-    launched), the margin is the launch's own length (now - O(after)) plus 10 s: the
-    hosts' C(action=release) calls, one small module run each where a launch is
-    several, end within it.
+    launched), the margin is 1.5 times the launch's own length (now - O(after)) plus
+    10 s, time for the hosts' C(action=release) calls, which go fork by fork as the
+    launches did.
   - C(step=judge) (run once) judges every host's outcomes (the C(__rdma_verify_done)
     registered result), writes the records to O(run_dir) and returns the next phase's
     tests (the retest of failed tests, then the isolation of suspect host rails).
