@@ -5,6 +5,8 @@ every host is launched (plugins/modules/perftest_run.py)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 
@@ -84,7 +86,7 @@ def test_a_schedule_starts_its_grid_at_the_released_start(tmp_path):
     assert seen["start_at"] == released_at["start"]
     # The run is named by its start file: the marker says so, and the file stays (the
     # other hosts of the run on this machine read it too).
-    assert (state / "schedule.pid").read_text().split()[1] == str(start_file)
+    assert (state / "schedule.pid").read_text().split()[1] == start_file.name
     assert start_file.is_file()
 
 
@@ -112,3 +114,32 @@ def test_the_next_run_removes_an_earlier_runs_start_not_its_own(tmp_path):
     module = FakeModule(start_file=str(mine), round_seconds=5)
     assert perftest_run.schedule(module, [], str(state)) == []
     assert not old.exists() and mine.exists()
+
+
+def test_a_state_directory_with_a_space_or_a_trailing_slash_names_the_run_alike(tmp_path):
+    """The run is named by its start file's name, not its path (session 43's review): with
+    a space in the state directory the marker's run name split in two, and a second host
+    of the same run on this machine took its sibling for an earlier run; with a trailing
+    slash (a // in the path) this run's own start file read as an earlier run's and was
+    removed."""
+    state = tmp_path / "perftest state"
+    state.mkdir()
+    mine = state / "start-main-9.json"
+    mine.write_text(json.dumps({"start_at": time.time()}))
+    first = FakeModule(start_file=f"{state}//start-main-9.json", round_seconds=5, start_wait=2)
+    assert perftest_run.schedule(first, [], f"{state}/") == []
+    assert mine.exists()
+    assert (state / "schedule.pid").read_text().split(None, 1)[1].strip() == "start-main-9.json"
+    # The same run's second host on this machine: the marker is its own run's, so
+    # nothing is stopped or removed (the pid below would be killed as an earlier run's).
+    sibling = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)", "perftest_run"]
+    )
+    try:
+        (state / "schedule.pid").write_text(f"{sibling.pid} start-main-9.json\n")
+        second = FakeModule(start_file=str(mine), round_seconds=5)
+        assert perftest_run.schedule(second, [], str(state)) == []
+        assert sibling.poll() is None and mine.exists()
+    finally:
+        sibling.kill()
+        sibling.wait(5)

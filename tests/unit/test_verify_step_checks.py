@@ -31,3 +31,16 @@ def test_an_async_grid_starts_the_launchs_own_length_after_every_host_is_launche
     assert verify_step.grid_start(3, after="1000.5", now=1002.5) == (1015.5, 1002.5)
     # A controller clock stepped back between the two steps: no negative margin.
     assert verify_step.grid_start(3, after=1010.0, now=1000.0) == (1010.0, 1000.0)
+
+
+def test_a_launch_too_long_for_the_launch_timeout_fails_naming_it(monkeypatch):
+    """The first host launched waits from `after` to the start (2.5 launches + 10 s), and
+    its async limit counts from its launch (session 43's review): a 400 s launch with
+    rdma_verify_launch_timeout 900 would start the grid 1,010 s after the first launch,
+    past the wait. Refused at the start step, naming the variable; 300 s fits (760 s)."""
+    monkeypatch.setattr(verify_step, "_forks", lambda: 16)
+    assert verify_step.grid_start(64, after=0.0, now=300.0, start_wait=900) == (760.0, 300.0)
+    with pytest.raises(ValueError, match=r"rdma_verify_launch_timeout \(900 s\)"):
+        verify_step.grid_start(64, after=0.0, now=400.0, start_wait=900)
+    # Without start_wait (a direct call), no bound.
+    assert verify_step.grid_start(64, after=0.0, now=400.0) == (1010.0, 400.0)

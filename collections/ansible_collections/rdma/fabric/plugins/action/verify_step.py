@@ -190,7 +190,7 @@ def _launch_margin(count):
     return 10 + 2 * math.ceil(count / _forks())
 
 
-def grid_start(count, after=None, now=None):
+def grid_start(count, after=None, now=None, start_wait=None):
     """(start_at, at) of the start step: the predicted launch margin ahead, or with
     `after` (the first start step's `at`, before the async launch) 1.5 times the launch's
     measured length plus 10 s ahead. The releases go fork by fork as the launches did, one
@@ -200,6 +200,16 @@ def grid_start(count, after=None, now=None):
     now = time.time() if now is None else now
     launch = max(0.0, now - float(after)) if after is not None else None
     margin = _launch_margin(count) if launch is None else 1.5 * launch + 10
+    if launch is not None and start_wait and launch + margin > int(start_wait):
+        # The first host launched waits from `after` to the start: it would give up
+        # (and its async limit, which counts from its launch, would end its rounds).
+        raise ValueError(
+            f"every host's schedule took {launch:.0f} s to launch, so the round grid "
+            f"would start {launch + margin:.0f} s after the first launch, beyond "
+            f"rdma_verify_launch_timeout ({int(start_wait)} s) that the first hosts wait "
+            "for it: raise rdma_verify_launch_timeout (to at least 2.5 times the launch "
+            "plus 10 s) or forks"
+        )
     return round(now + margin, 3), round(now, 3)
 
 
@@ -289,7 +299,9 @@ class ActionModule(ActionBase):
             elif step == "start":
                 # One start for every host of the phase (run once, after every plan; an
                 # async phase's again once every host is launched, with `after`).
-                result["start_at"], result["at"] = grid_start(len(hosts), args.get("after"))
+                result["start_at"], result["at"] = grid_start(
+                    len(hosts), args.get("after"), start_wait=args.get("start_wait")
+                )
             elif step == "judge":
                 result.update(self._judge(args, task_vars, hosts))
             else:

@@ -191,7 +191,9 @@ extends_documentation_fragment:
 attributes:
   check_mode:
     support: full
-    details: Runs the tests in check mode too; they change nothing on the host.
+    details: >-
+      Runs the tests in check mode too; they change nothing on the host.
+      C(action=release) writes its start file in check mode too.
   diff_mode:
     support: none
 """
@@ -670,14 +672,14 @@ def _stop_earlier_run(state_dir, run):
     is acted on only if its command line is a schedule's (perftest_run) or names this
     state directory (a side's sh -c), never a recycled pid."""
     marker = os.path.join(state_dir, "schedule.pid")
-    earlier = _read(marker).split()
+    earlier = _read(marker).strip().split(None, 1)  # the pid, then the run's name
     if earlier[1:2] != [run]:
         pid = int(earlier[0]) if earlier and earlier[0].isdigit() else 0
         if pid and pid != os.getpid() and _alive(pid) and "perftest_run" in _cmdline(pid):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         for name in sorted(os.listdir(state_dir)):
-            mine = os.path.join(state_dir, name) in (run, run + ".tmp")
+            mine = name in (run, run + ".tmp")  # this run's start file
             earlier = name.startswith(("progress-", "outcomes-", "start-")) and not mine
             if earlier and name.endswith(EARLIER_FILES):
                 # An earlier run's progress (kept after its schedule ended, so that
@@ -872,15 +874,20 @@ def schedule(module, tests, state_dir):
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
     params = dict(module.params)
     start_at, start_file = params.get("start_at"), params.get("start_file")
-    run = start_file or (str(start_at) if start_at else f"unplanned-{time.time()}")
+    # The run's name: its start file's (one per phase and run, the same on every host),
+    # or its start on the grid.
+    if start_file:
+        run = os.path.basename(os.path.normpath(start_file))
+    else:
+        run = str(start_at) if start_at else f"unplanned-{time.time()}"
     _stop_earlier_run(state_dir, run)
     if start_file:
         released = await_release(start_file, params.get("start_wait") or 900)
         if released is None:
             module.fail_json(
                 msg=f"perftest_run: no start of the round grid was released into {start_file} "
-                f"within {params.get('start_wait') or 900} s (the play stopped before every "
-                "host's schedule was launched?)"
+                f"within {params.get('start_wait') or 900} s (start_wait): the play stopped or "
+                "failed before it released this host's start"
             )
         params.update(start_at=released, controller_time=None)  # already this host's clock
     grid = round_deadlines(params, tests, time.time())

@@ -81,6 +81,9 @@ options:
       - For C(step=plan) of an async schedule, seconds a host's schedule waits for the
         release of its start (M(rdma.fabric.perftest_run) O(start_wait)); part of the
         returned C(deadline).
+      - For C(step=start) with O(after), the grid must start within this many seconds of
+        O(after) (the first host's launch), else the step fails naming
+        rdma_verify_launch_timeout.
     type: int
     default: 900
   after:
