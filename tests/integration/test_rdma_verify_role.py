@@ -193,6 +193,17 @@ def quick_extra(reports, verify_ports, **more):
     }
 
 
+def run_three(run_playbook, tmp_path, extra, env, *args):
+    """verify.yml (the role on rdma_hosts) on three_hosts' inventory, with `extra` as
+    extra vars and `args` (--limit ...) before them."""
+    playbook = tmp_path / "verify.yml"
+    playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
+    return run_playbook(
+        "-i", str(tmp_path / "hosts.ini"), str(playbook), *args, "-e", json.dumps(extra),
+        env=env, timeout=600,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("run_async", [False, True], ids=["synchronous", "async"])
 def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     run_playbook, tmp_path, run_async, verify_ports
@@ -203,8 +214,6 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     The role plans by rail name, runs every host's schedule as one async call, retests,
     isolates per (host, rail) in both directions and writes the report."""
     env = three_hosts(tmp_path, {2: {0: ["flap_once"]}, 3: {1: ["slow"]}})
-    playbook = tmp_path / "verify.yml"
-    playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
     reports = tmp_path / "reports"
     # A 20 s connect window: under CI's load (Molecule builds beside it) one host's
     # schedule began more than the launch margin plus 10 s late, and lab3's client gave up
@@ -217,15 +226,7 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
         rdma_verify_listen_timeout=20,
     )
     start = time.monotonic()
-    proc = run_playbook(
-        "-i",
-        str(tmp_path / "hosts.ini"),
-        str(playbook),
-        "-e",
-        json.dumps(extra),
-        env=env,
-        timeout=600,
-    )
+    proc = run_three(run_playbook, tmp_path, extra, env)
     output = proc.output
     print(f"role run with the stand-in: {time.monotonic() - start:.0f} s")
     assert proc.returncode == 2, output
@@ -321,22 +322,10 @@ def test_a_limited_run_is_verified_and_reported_partial(run_playbook, tmp_path, 
     and pass, and results.json, report.md and the summary say the run was partial and
     name the host left out (a --limit run must not read as the fabric's pass)."""
     env = three_hosts(tmp_path)
-    playbook = tmp_path / "verify.yml"
-    playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
     reports = tmp_path / "reports"
     # Declared: a --limit run still sees the whole inventory, so it is not a slice.
     extra = quick_extra(reports, verify_ports, rdma_verify_fabric_size=3)
-    proc = run_playbook(
-        "-i",
-        str(tmp_path / "hosts.ini"),
-        str(playbook),
-        "--limit",
-        "lab1,lab2",
-        "-e",
-        json.dumps(extra),
-        env=env,
-        timeout=600,
-    )
+    proc = run_three(run_playbook, tmp_path, extra, env, "--limit", "lab1,lab2")
     output = proc.output
     results = json.loads((reports / "latest" / "results.json").read_text())
     summary = results["summary"]
@@ -385,21 +374,11 @@ def test_a_host_whose_outcomes_file_vanished_before_the_fetch_is_lost(
     traffic (unreachable, its partners' tests "peer lost"), never as bad HCAs; the
     tests between lab1 and lab3 pass."""
     env = three_hosts(tmp_path)
-    playbook = tmp_path / "verify.yml"
-    playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
     # A callback next to the playbook is loaded without being enabled by name.
     (tmp_path / "callback_plugins").mkdir()
     (tmp_path / "callback_plugins" / "outcomes_vanish.py").write_text(VANISH_CALLBACK)
     reports = tmp_path / "reports"
-    proc = run_playbook(
-        "-i",
-        str(tmp_path / "hosts.ini"),
-        str(playbook),
-        "-e",
-        json.dumps(quick_extra(reports, verify_ports)),
-        env=env,
-        timeout=600,
-    )
+    proc = run_three(run_playbook, tmp_path, quick_extra(reports, verify_ports), env)
     output = proc.output
     assert "outcomes_vanish: removed " in output, output[-6000:]
     assert proc.returncode == 2, output[-6000:]
@@ -452,8 +431,6 @@ def test_an_async_launch_slower_than_any_margin_still_meets_in_round_0(
             f"lab3 ansible_connection=local ansible_python_interpreter={slow}",
         )
     )
-    playbook = tmp_path / "verify.yml"
-    playbook.write_text(PLAYS["hosts.yml"].replace("hosts: all", "hosts: rdma_hosts"))
     reports = tmp_path / "reports"
     extra = quick_extra(
         reports,
@@ -464,10 +441,8 @@ def test_an_async_launch_slower_than_any_margin_still_meets_in_round_0(
         rdma_verify_server_grace=2,
     )
     started = time.monotonic()
-    proc = run_playbook(
-        "-i", str(hosts), str(playbook), "-e", json.dumps(extra),
-        env=dict(env, ANSIBLE_FORKS="1", ANSIBLE_CALLBACKS_ENABLED=TIMED), timeout=600,
-    )  # fmt: skip
+    timed = dict(env, ANSIBLE_FORKS="1", ANSIBLE_CALLBACKS_ENABLED=TIMED)
+    proc = run_three(run_playbook, tmp_path, extra, timed)
     output = proc.output
     print(f"slow async launch: {time.monotonic() - started:.0f} s")
     results = json.loads((reports / "latest" / "results.json").read_text())

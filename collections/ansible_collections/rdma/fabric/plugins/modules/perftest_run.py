@@ -628,12 +628,17 @@ def _progress(path, done, number, results, start):
         "sides_failed": sum(1 for o in results.values() if o.get("error")),
         "elapsed": round(time.monotonic() - start, 1),
     }
-    try:
-        with open(path + ".tmp", "w", encoding="utf-8") as handle:
-            json.dump(state, handle)
-        os.replace(path + ".tmp", path)
-    except OSError:
-        pass  # progress is a courtesy: the schedule's results do not depend on it
+    # Progress is a courtesy: the schedule's results do not depend on it.
+    with contextlib.suppress(OSError):
+        _write_aside(path, state)
+
+
+def _write_aside(path, data):
+    """Write JSON to path + .tmp, then rename it to path: a reader sees all of it or
+    none (the progress for verify_wait, a released start for a waiting schedule)."""
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(path + ".tmp", path)
 
 
 def round_deadlines(params, tests, now):
@@ -851,9 +856,7 @@ def release(module):
         start_at += time.time() - params["controller_time"]  # this host's clock offset
     path = params["start_file"]
     os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as handle:
-        json.dump({"start_at": start_at}, handle)
-    os.replace(path + ".tmp", path)
+    _write_aside(path, {"start_at": start_at})
     return start_at
 
 
@@ -882,12 +885,13 @@ def schedule(module, tests, state_dir):
         run = str(start_at) if start_at else f"unplanned-{time.time()}"
     _stop_earlier_run(state_dir, run)
     if start_file:
-        released = await_release(start_file, params.get("start_wait") or 900)
+        wait = params.get("start_wait") or 900
+        released = await_release(start_file, wait)
         if released is None:
             module.fail_json(
                 msg=f"perftest_run: no start of the round grid was released into {start_file} "
-                f"within {params.get('start_wait') or 900} s (start_wait): the play stopped or "
-                "failed before it released this host's start"
+                f"within {wait} s (start_wait): the play stopped or failed before it "
+                "released this host's start"
             )
         params.update(start_at=released, controller_time=None)  # already this host's clock
     grid = round_deadlines(params, tests, time.time())
