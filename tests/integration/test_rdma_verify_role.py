@@ -244,7 +244,13 @@ def test_multi_rail_run_names_the_bad_rail_retests_the_flaky_pair(
     assert len(planned) == 12 and all(c["ok"] for c in planned), planned
     verdict = results["isolation"]["verdicts"]["lab3 rail1"]["verdict"]
     # Three hosts test each pair both ways: lab3 sent to both others.
-    assert verdict == "lab3 rail rail1 (mlx5_31): fails as sender against 2 good peers (lab1, lab2)"
+    judged = [
+        (p["phase"], p["round"], p["server"], p["client"], p["rail"], p["outcome"], p.get("error"))
+        for p in results["pairs"]
+    ]
+    assert (
+        verdict == "lab3 rail rail1 (mlx5_31): fails as sender against 2 good peers (lab1, lab2)"
+    ), (judged, results["isolation"], output[-4000:])
     main = {
         (p["server"], p["client"], p["rail"]): p for p in results["pairs"] if p["phase"] == "main"
     }

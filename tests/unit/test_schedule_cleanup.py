@@ -14,8 +14,12 @@ EARLIER = [
     "progress-main-1.json.tmp",
     "outcomes-main-1-gpu01.jsonl.gz",
     "outcomes-main-1-gpu01.jsonl.gz.tmp",
+    # Written aside under the writer's pid (hosts sharing a machine write side by side).
+    "progress-main-1.json.4242.tmp",
+    "outcomes-main-1-gpu01.jsonl.gz.4242.tmp",
+    "start-main-1.json.77.tmp",
 ]
-OTHERS = ["notes.tmp", "outcomes.txt", "server-1.pid.tmp"]
+OTHERS = ["notes.tmp", "outcomes.txt", "server-1.pid.tmp", "server-1.pid.42.tmp"]
 
 
 def _state(tmp_path, run):
@@ -36,3 +40,17 @@ def test_this_runs_files_stay_while_another_host_of_it_writes_them(tmp_path):
     _state(tmp_path, "2")
     perftest_run._stop_earlier_run(str(tmp_path), "2")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(EARLIER + OTHERS + ["schedule.pid"])
+
+
+def test_this_runs_start_being_written_aside_stays(tmp_path):
+    """The next run's first host on this machine removes an earlier run's start, whole
+    or half-written, never this run's own start or its .tmp (a sibling host of this run
+    releasing it)."""
+    _state(tmp_path, "start-main-1.json")
+    for name in ("start-main-2.json", "start-main-2.json.31337.tmp"):
+        (tmp_path / name).write_text("x")
+    perftest_run._stop_earlier_run(str(tmp_path), "start-main-2.json")
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted(
+        OTHERS + ["schedule.pid", "start-main-2.json", "start-main-2.json.31337.tmp"]
+    )

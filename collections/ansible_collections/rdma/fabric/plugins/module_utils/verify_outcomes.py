@@ -19,6 +19,25 @@ import json
 import os
 import zlib
 
+
+def aside(path):
+    """Where a file is written before it is renamed to path: this process's own name
+    (path.<pid>.tmp). Several writers of one file (inventory hosts sharing a machine and
+    its state directory, each releasing the same start) each rename their own, whole;
+    one shared path.tmp was renamed away under a sibling, whose rename then failed."""
+    return f"{path}.{os.getpid()}.tmp"
+
+
+def written_name(name):
+    """The name a file written aside (by aside(), or an older path.tmp) is renamed to;
+    any other name as it is."""
+    if not name.endswith(".tmp"):
+        return name
+    stem = name[: -len(".tmp")]
+    head, dot, pid = stem.rpartition(".")
+    return head if dot and head and pid.isdigit() else stem
+
+
 # Compressed bytes read from a file at once, and the most text one read inflates to.
 CHUNK = 8192
 TEXT = 16384
@@ -40,12 +59,13 @@ def write_outcomes(path, outcomes):
     if folder:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     count = failed = 0
-    with gzip.GzipFile(path + ".tmp", mode="wb", mtime=0) as packed:
+    temporary = aside(path)
+    with gzip.GzipFile(temporary, mode="wb", mtime=0) as packed:
         for outcome in outcomes:
             packed.write((json.dumps(outcome, separators=(",", ":")) + "\n").encode("utf-8"))
             count += 1
             failed += bool(outcome.get("error"))
-    os.replace(path + ".tmp", path)
+    os.replace(temporary, path)
     return {
         "path": path,
         "bytes": os.path.getsize(path),

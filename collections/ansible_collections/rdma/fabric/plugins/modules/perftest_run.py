@@ -280,7 +280,11 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     saturated_counters,
     split_numbered,
 )
-from ansible_collections.rdma.fabric.plugins.module_utils.verify_outcomes import write_outcomes
+from ansible_collections.rdma.fabric.plugins.module_utils.verify_outcomes import (
+    aside,
+    write_outcomes,
+    written_name,
+)
 
 TCP_LISTEN = "0A"
 # A side waiting for its peer probes the peer's rail address every PROBE_EVERY s (each
@@ -634,11 +638,13 @@ def _progress(path, done, number, results, start):
 
 
 def _write_aside(path, data):
-    """Write JSON to path + .tmp, then rename it to path: a reader sees all of it or
-    none (the progress for verify_wait, a released start for a waiting schedule)."""
-    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+    """Write JSON aside (this process's own .tmp), then rename it to path: a reader sees
+    all of it or none (the progress for verify_wait, a released start for a waiting
+    schedule), and hosts sharing a machine release one start file side by side."""
+    temporary = aside(path)
+    with open(temporary, "w", encoding="utf-8") as handle:
         json.dump(data, handle)
-    os.replace(path + ".tmp", path)
+    os.replace(temporary, path)
 
 
 def round_deadlines(params, tests, now):
@@ -664,9 +670,9 @@ def _cmdline(pid):
         return ""
 
 
-# What an earlier run's progress and outcomes files end with (a .tmp: their write was
-# cut short).
-EARLIER_FILES = (".json", ".gz", ".json.tmp", ".gz.tmp")
+# What an earlier run's progress, outcomes and start files end with (or their .tmp, see
+# written_name: a write cut short).
+EARLIER_FILES = (".json", ".gz")
 
 
 def _stop_earlier_run(state_dir, run):
@@ -684,9 +690,10 @@ def _stop_earlier_run(state_dir, run):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         for name in sorted(os.listdir(state_dir)):
-            mine = name in (run, run + ".tmp")  # this run's start file
-            earlier = name.startswith(("progress-", "outcomes-", "start-")) and not mine
-            if earlier and name.endswith(EARLIER_FILES):
+            final = written_name(name)
+            mine = final == run  # this run's start file (or its .tmp being written)
+            earlier = final.startswith(("progress-", "outcomes-", "start-")) and not mine
+            if earlier and final.endswith(EARLIER_FILES):
                 # An earlier run's progress (kept after its schedule ended, so that
                 # verify_wait could read its last rounds), outcomes (fetched) and start
                 # (released; never this run's, which names the run), and the
@@ -701,8 +708,12 @@ def _stop_earlier_run(state_dir, run):
             ours = name != "schedule.pid" and side.isdigit() and _alive(int(side))
             if ours and state_dir in _cmdline(int(side)):
                 _kill_group(int(side))
-    with open(marker, "w", encoding="ascii") as handle:
+    # Whole or not at all: a sibling host of this run on this machine reading it half
+    # written (empty) would take this run for an earlier one.
+    temporary = aside(marker)
+    with open(temporary, "w", encoding="ascii") as handle:
         handle.write(f"{os.getpid()} {run}\n")
+    os.replace(temporary, marker)
 
 
 def _run_clients(clients, state_dir, client_deadline, own_down=None):
