@@ -18,6 +18,8 @@ EARLIER = [
     "progress-main-1.json.4242.tmp",
     "outcomes-main-1-gpu01.jsonl.gz.4242.tmp",
     "start-main-1.json.77.tmp",
+    "progress-main-1.json.k3_x9qzb.tmp",
+    "start-main-1.json.0ab_cdef.tmp",
 ]
 OTHERS = ["notes.tmp", "outcomes.txt", "server-1.pid.tmp", "server-1.pid.42.tmp"]
 
@@ -47,10 +49,10 @@ def test_this_runs_start_being_written_aside_stays(tmp_path):
     or half-written, never this run's own start or its .tmp (a sibling host of this run
     releasing it)."""
     _state(tmp_path, "start-main-1.json")
-    for name in ("start-main-2.json", "start-main-2.json.31337.tmp"):
+    for name in ("start-main-2.json", "start-main-2.json.3a_1337x.tmp"):
         (tmp_path / name).write_text("x")
     perftest_run._stop_earlier_run(str(tmp_path), "start-main-2.json")
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == sorted(
-        OTHERS + ["schedule.pid", "start-main-2.json", "start-main-2.json.31337.tmp"]
+        OTHERS + ["schedule.pid", "start-main-2.json", "start-main-2.json.3a_1337x.tmp"]
     )

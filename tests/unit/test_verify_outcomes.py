@@ -260,3 +260,29 @@ def test_the_judge_step_takes_a_host_whose_file_was_not_fetched_as_lost(tmp_path
     assert len(lost) == 12 and {r["outcome"] for r in lost} == {"peer lost"}
     assert all(r["lost"] == ["lab2"] for r in lost)
     assert out["next_phase"] is None and out["suspects"] == [], out
+
+
+def test_the_same_outcomes_give_the_same_bytes_whoever_writes_them(tmp_path):
+    """The gzip header names the file (as gunzip -N restores it), never the writer's
+    .tmp: the bytes and the SHA-1 fetch checks do not depend on the writer, and no .tmp
+    is left."""
+    outcomes = [{"id": 1, "rc": 0, "error": None}, {"id": 2, "rc": 1, "error": "x"}]
+    name = "outcomes-main-1-gpu01.jsonl.gz"
+    first = voutcomes.write_outcomes(str(tmp_path / "a" / name), outcomes)
+    second = voutcomes.write_outcomes(str(tmp_path / "b" / name), outcomes)
+    assert first["sha1"] == second["sha1"] and (first["count"], first["failed"]) == (2, 1)
+    header = (tmp_path / "a" / "outcomes-main-1-gpu01.jsonl.gz").read_bytes()[:64]
+    assert b"outcomes-main-1-gpu01.jsonl\x00" in header and b".tmp" not in header
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["outcomes-main-1-gpu01.jsonl.gz"]
+
+
+def test_a_failed_write_leaves_neither_the_file_nor_its_tmp(tmp_path):
+    path = tmp_path / "outcomes-main-1-gpu01.jsonl.gz"
+
+    def outcomes():
+        yield {"id": 1}
+        raise RuntimeError("cut short")
+
+    with pytest.raises(RuntimeError):
+        voutcomes.write_outcomes(str(path), outcomes())
+    assert list(tmp_path.iterdir()) == []

@@ -13,29 +13,52 @@ Runs on the hosts too (imported by the perftest_run module): Python 3.8.
 from __future__ import annotations
 
 import collections
+import contextlib
 import gzip
 import hashlib
 import json
 import os
+import tempfile
 import zlib
 
 
-def aside(path):
-    """Where a file is written before it is renamed to path: this process's own name
-    (path.<pid>.tmp). Several writers of one file (inventory hosts sharing a machine and
-    its state directory, each releasing the same start) each rename their own, whole;
-    one shared path.tmp was renamed away under a sibling, whose rename then failed."""
-    return f"{path}.{os.getpid()}.tmp"
+@contextlib.contextmanager
+def replacing(path):
+    """A binary handle writing path whole or not at all: written aside to a file of this
+    writer's own (created exclusively, a random name: path.<random>.tmp), then renamed
+    to path; removed if the write fails. Several writers of one path (inventory hosts
+    sharing a machine and its state directory, each releasing the same start; containers
+    too, whose pids may be equal) each rename their own, whole: one shared path.tmp was
+    renamed away under a sibling, whose rename then failed."""
+    folder, name = os.path.split(path)
+    handle, temporary = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=folder or ".")
+    try:
+        with os.fdopen(handle, "wb") as raw:
+            yield raw
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def written_name(name):
-    """The name a file written aside (by aside(), or an older path.tmp) is renamed to;
+    """The name a file written aside (replacing(), or an older path.tmp) is renamed to;
     any other name as it is."""
     if not name.endswith(".tmp"):
         return name
     stem = name[: -len(".tmp")]
-    head, dot, pid = stem.rpartition(".")
-    return head if dot and head and pid.isdigit() else stem
+    if stem.endswith(FINAL_ENDINGS):
+        return stem  # path.tmp
+    head, dot, token = stem.rpartition(".")
+    random = token.isascii() and token.replace("_", "a").isalnum()  # letters, digits, _
+    if dot and head.endswith(FINAL_ENDINGS) and random:
+        return head  # path.<random>.tmp
+    return name
+
+
+# What the files written aside end with.
+FINAL_ENDINGS = (".json", ".gz", ".pid")
 
 
 # Compressed bytes read from a file at once, and the most text one read inflates to.
@@ -59,13 +82,15 @@ def write_outcomes(path, outcomes):
     if folder:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     count = failed = 0
-    temporary = aside(path)
-    with gzip.GzipFile(temporary, mode="wb", mtime=0) as packed:
+    # The header names the file (gunzip -N), never the .tmp: the same outcomes give the
+    # same bytes whoever writes them.
+    with replacing(path) as raw, gzip.GzipFile(
+        filename=os.path.basename(path), fileobj=raw, mode="wb", mtime=0
+    ) as packed:
         for outcome in outcomes:
             packed.write((json.dumps(outcome, separators=(",", ":")) + "\n").encode("utf-8"))
             count += 1
             failed += bool(outcome.get("error"))
-    os.replace(temporary, path)
     return {
         "path": path,
         "bytes": os.path.getsize(path),

@@ -281,7 +281,7 @@ from ansible_collections.rdma.fabric.plugins.module_utils.rdma_sysfs import (
     split_numbered,
 )
 from ansible_collections.rdma.fabric.plugins.module_utils.verify_outcomes import (
-    aside,
+    replacing,
     write_outcomes,
     written_name,
 )
@@ -638,13 +638,11 @@ def _progress(path, done, number, results, start):
 
 
 def _write_aside(path, data):
-    """Write JSON aside (this process's own .tmp), then rename it to path: a reader sees
+    """Write JSON aside (a .tmp of this writer's own), then rename it to path: a reader sees
     all of it or none (the progress for verify_wait, a released start for a waiting
     schedule), and hosts sharing a machine release one start file side by side."""
-    temporary = aside(path)
-    with open(temporary, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(temporary, path)
+    with replacing(path) as raw:
+        raw.write(json.dumps(data).encode())
 
 
 def round_deadlines(params, tests, now):
@@ -710,10 +708,8 @@ def _stop_earlier_run(state_dir, run):
                 _kill_group(int(side))
     # Whole or not at all: a sibling host of this run on this machine reading it half
     # written (empty) would take this run for an earlier one.
-    temporary = aside(marker)
-    with open(temporary, "w", encoding="ascii") as handle:
-        handle.write(f"{os.getpid()} {run}\n")
-    os.replace(temporary, marker)
+    with replacing(marker) as raw:
+        raw.write(f"{os.getpid()} {run}\n".encode())
 
 
 def _run_clients(clients, state_dir, client_deadline, own_down=None):
