@@ -14,7 +14,8 @@ EARLIER = [
     "progress-main-1.json.tmp",
     "outcomes-main-1-gpu01.jsonl.gz",
     "outcomes-main-1-gpu01.jsonl.gz.tmp",
-    # Written aside under the writer's pid (hosts sharing a machine write side by side).
+    # Written aside under a name of the writer's own (a pid before cc6d66e, a random token
+    # since): hosts sharing a machine write side by side.
     "progress-main-1.json.4242.tmp",
     "outcomes-main-1-gpu01.jsonl.gz.4242.tmp",
     "start-main-1.json.77.tmp",

@@ -21,6 +21,9 @@ import os
 import tempfile
 import zlib
 
+# What the files written aside end with.
+FINAL_ENDINGS = (".json", ".gz", ".pid")
+
 
 @contextlib.contextmanager
 def replacing(path):
@@ -55,10 +58,6 @@ def written_name(name):
     if dot and head.endswith(FINAL_ENDINGS) and random:
         return head  # path.<random>.tmp
     return name
-
-
-# What the files written aside end with.
-FINAL_ENDINGS = (".json", ".gz", ".pid")
 
 
 # Compressed bytes read from a file at once, and the most text one read inflates to.

@@ -133,7 +133,11 @@ options:
     type: path
     default: /
   state_dir:
-    description: Where detached servers keep their output until collected.
+    description:
+      - Where detached servers keep their output until collected, and the schedule its
+        marker (C(schedule.pid)). The role keeps each run's start, progress and outcomes
+        files there too (C(start-*.json), C(progress-*.json), C(outcomes-*)), which the
+        next run's schedule removes.
     type: path
     default: /run/rdma-fabric-perftest
   start_at:
