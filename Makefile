@@ -15,7 +15,7 @@ ifneq ($(RDMA_LAB_MITOGEN),0)
 LAB_ANSIBLE_ENV = ANSIBLE_TIMEOUT=60 ANSIBLE_STRATEGY_PLUGINS=$(abspath $(wildcard $(VENV)/lib/python3*/site-packages/ansible_mitogen/plugins/strategy)) ANSIBLE_STRATEGY=mitogen_linear
 endif
 
-.PHONY: help deps venv docker images lab-image lint sanity changelog unit integration molecule ee e2e bench fleet fleet-budget lab-up lab-down demo test test-fast clean
+.PHONY: help deps venv docker images lab-image lint sanity changelog unit integration molecule ee e2e bench fleet fleet-slices fleet-budget lab-up lab-down demo test test-fast clean
 
 help:
 	@echo "make demo        bring up the Soft-RoCE lab (3 VMs) and run site.yml against it"
@@ -31,6 +31,7 @@ help:
 	@echo "make lab-up      boot the lab VMs (idempotent); make lab-down stops them"
 	@echo "make e2e         lab end-to-end test: lab up, site.yml twice, real traffic, --check --diff, a fault run, lab down"
 	@echo "make fleet       FLEET=16 containers as 8-rail GPU servers + 8 stand-in leaves: site.yml twice, --check, faults"
+	@echo "make fleet-slices  FLEET=16 SLICES=4: the per-host stages as a sliced AWX job, verify refused in a slice, then the whole site.yml"
 	@echo "make fleet-budget  make test's fleet: 16 hosts, first run, one slow rail planted, second run (changed=0, the rail named), timed (target 6 min)"
 	@echo "make bench       pair_rounds and rdma_verify's controller work (32 x 8, 4,096 x 8), the cabling judge; BENCH_ARGS=--run: the lab's"
 
@@ -136,6 +137,14 @@ FLEET ?= 16
 fleet: venv images
 	RDMA_FLEET=$(FLEET) $(if $(FLEET_VERIFY_MODE),RDMA_FLEET_VERIFY_MODE=$(FLEET_VERIFY_MODE)) \
 	    tests/harness/run-pytest.sh tests/fleet/test_fleet.py -v
+
+# A sliced job on the fleet (tests/fleet/test_fleet_slices.py, README "Rack scale"): the
+# per-host stages in SLICES slices side by side, each on its part of the inventory as
+# AWX's job slicing deals it; verify in a slice refused; site.yml on the whole inventory.
+SLICES ?= 4
+fleet-slices: venv images
+	RDMA_FLEET=$(FLEET) RDMA_FLEET_SLICES=$(SLICES) \
+	    tests/harness/run-pytest.sh tests/fleet/test_fleet_slices.py -v -s
 
 # make test's fleet (tests/fleet/test_fleet_budget.py): 16 hosts, first run, one fault
 # planted, second run (changed=0, the fault named), timed.

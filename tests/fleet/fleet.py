@@ -9,6 +9,10 @@ site.yml at rack scale. A test world, not a rack: no RDMA, no switch ASIC.
     fleet.py all N         up, run (and faults with --faults), down; prints the figures
     fleet.py ci N          make test's budget run: up, first run, one fault planted (a slow
                            rail), second run (changed=0, the fault judged), down
+    fleet.py slices N      a sliced job as AWX runs one (--slices K, 4): up, the per-host
+                           stages once per slice side by side, each slice on its own part
+                           of the inventory; verify in a slice (refused); then site.yml on
+                           the whole inventory (the hosts unchanged, verify green); down
 
 What a host is (each fact from the recorded shapes of tests/support/sysfs_tree.py and
 tests/harness/recorded_roce_host.py):
@@ -621,7 +625,13 @@ def task_results(log: str, task: str) -> dict:
     return counts
 
 
-def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml") -> dict:
+def playbook(
+    state: Path,
+    name: str,
+    args: list[str],
+    playbook: str = "site.yml",
+    inventory: Path | None = None,
+) -> dict:
     """Run one ansible-playbook; return its figures (the stage callback's and the recap)."""
     stages = state / f"stages-{name}.json"
     env = dict(
@@ -651,7 +661,7 @@ def playbook(state: Path, name: str, args: list[str], playbook: str = "site.yml"
     with open(log, "w") as out:
         rc = subprocess.run(
             [str(Path(sys.executable).parent / "ansible-playbook"),
-             "-i", str(state / "inventory"), playbook, *SWITCH_BATCH, *args],
+             "-i", str(inventory or state / "inventory"), playbook, *SWITCH_BATCH, *args],
             cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, check=False,
         ).returncode  # fmt: skip
     figures = json.loads(stages.read_text()) if stages.exists() else {}
@@ -716,12 +726,13 @@ def plant_faults(state: Path, plan: dict) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["up", "run", "faults", "down", "all", "ci"])
+    parser.add_argument("command", choices=["up", "run", "faults", "down", "all", "ci", "slices"])
     parser.add_argument("count", nargs="?", type=int, default=8)
     parser.add_argument("--state", type=Path, default=DEFAULT_STATE)
     parser.add_argument("--faults", action="store_true", help="with all: also the fault run")
     parser.add_argument("--keep", action="store_true", help="with all: leave the fleet up")
     parser.add_argument("--out", type=Path, help="write the figures (JSON) here")
+    parser.add_argument("--slices", type=int, default=4, help="with slices: the job's slices")
     parser.add_argument(
         "--verify-mode", choices=["full", "quick"], default="full",
         help="rdma_verify_mode of every run (full: every pair, N-1 rounds; quick: 2 rounds)",
@@ -733,7 +744,7 @@ def main() -> int:
         return 0
     figures: dict = {}
     try:
-        if args.command in ("up", "all", "ci"):
+        if args.command in ("up", "all", "ci", "slices"):
             if args.count < 8:
                 parser.error("count: the fault plan needs at least 8 hosts")
             started = time.monotonic()
@@ -752,11 +763,13 @@ def main() -> int:
             figures["faults"] = run_faults(state, ["-e", f"rdma_verify_mode={args.verify_mode}"])
         if args.command == "ci":
             figures.update(run_ci(state, args.verify_mode))
+        if args.command == "slices":
+            figures.update(run_slices(state, args.slices, args.verify_mode))
     finally:
         if args.out:
             args.out.write_text(json.dumps(figures, indent=1))
         print(json.dumps(figures, indent=1))
-        if args.command in ("all", "ci") and not args.keep:
+        if args.command in ("all", "ci", "slices") and not args.keep:
             down(state)
     return 0
 
@@ -775,6 +788,64 @@ def run_ci(state: Path, verify_mode: str) -> dict:
     figures["second"]["plan"] = {"slow": slow}
     figures["second"]["report"] = str(report) if report.exists() else None
     figures["memory"] = fleet_memory()
+    return figures
+
+
+# The per-host stages (README "Running it from AWX"): what a sliced job may run.
+PER_HOST_TAGS = "rdma_stack,rdma_nic,rdma_rails,roce_host_qos"
+
+
+def slice_inventory(state: Path, number: int, slices: int) -> Path:
+    """The inventory AWX gives slice NUMBER of SLICES (awx/main/models/inventory.py,
+    get_script_data: every host of the inventory ordered by name, the slice taking
+    hosts[number - 1::slices]; each group keeps only the slice's hosts, group variables
+    as they are). A restricted inventory, not a --limit: the slice sees no other host."""
+    whole = json.loads((state / "inventory/hosts.yml").read_text())
+
+    def groups(node: dict):
+        yield node
+        for child in (node.get("children") or {}).values():
+            yield from groups(child)
+
+    names = sorted({h for g in groups(whole["all"]) for h in g.get("hosts") or {}})
+    mine = set(names[number - 1 :: slices])
+    for group in groups(whole["all"]):
+        if "hosts" in group:
+            group["hosts"] = {h: v for h, v in group["hosts"].items() if h in mine}
+    inv = state / f"inventory-slice{number}"
+    shutil.rmtree(inv, ignore_errors=True)
+    shutil.copytree(state / "inventory/group_vars", inv / "group_vars")
+    (inv / "hosts.yml").write_text(json.dumps(whole, indent=1))
+    return inv
+
+
+def run_slices(state: Path, slices: int, verify_mode: str) -> dict:
+    """A sliced job of the per-host stages, as AWX runs one: site.yml under their tags
+    once per slice, the slices side by side, each on its own part of the inventory.
+    Then verify.yml in one slice with the fabric's size declared (refused before any
+    test), and site.yml on the whole inventory: the sliced stages left nothing to do on
+    the hosts, and the whole fabric verifies green."""
+    count = json.loads((state / "fleet.json").read_text())["count"]
+    inventories = [slice_inventory(state, n, slices) for n in range(1, slices + 1)]
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=slices) as pool:
+        runs = list(
+            pool.map(
+                lambda item: playbook(
+                    state, f"slice{item[0]}", ["--tags", PER_HOST_TAGS], inventory=item[1]
+                ),
+                enumerate(inventories, start=1),
+            )
+        )
+    figures: dict = {"slices": runs, "slices_wall": round(time.monotonic() - started, 1)}
+    size = ["-e", f"rdma_verify_fabric_size={count}"]
+    figures["slice_verify"] = playbook(
+        state, "slice-verify", size, playbook="rdma.fabric.verify", inventory=inventories[0]
+    )
+    report = state / "reports/latest/results.json"
+    report.unlink(missing_ok=True)
+    figures["whole"] = playbook(state, "whole", [*size, "-e", f"rdma_verify_mode={verify_mode}"])
+    figures["whole"]["report"] = str(report) if report.exists() else None
     return figures
 
 
