@@ -724,6 +724,29 @@ def plant_faults(state: Path, plan: dict) -> None:
         sh("docker", "exec", f"{PREFIX}-{dead['host']}", "ip", "link", "set", "dev", netdev, "down")
 
 
+def run_harness(args: list[str], folder: Path, keep: str, judged: str) -> dict:
+    """For the tests: run this script with ARGS (its figures to a file in FOLDER), keep a
+    copy as .cache/KEEP (bench_fleet.py --ingest reads fleet-figures-N.json), and load the
+    report of the run JUDGED (read before the state directory's next use) as "results".
+    "total_s": the whole of it, the fleet up and down included."""
+    out = folder / "figures.json"
+    started = time.monotonic()
+    subprocess.run([sys.executable, str(Path(__file__)), *args, "--out", str(out)], check=False)
+    result = json.loads(out.read_text())
+    result["total_s"] = round(time.monotonic() - started, 1)
+    shutil.copy(out, DEFAULT_STATE.parent / keep)
+    report = (result.get(judged) or {}).get("report")
+    result["results"] = json.loads(Path(report).read_text()) if report else None
+    return result
+
+
+def leftovers() -> tuple[str, str]:
+    """The containers and networks of a fleet still there (names, one a line)."""
+    names = sh("docker", "ps", "-a", "--filter", f"label={LABEL}", "--format", "{{.Names}}")
+    networks = sh("docker", "network", "ls", "--filter", f"label={LABEL}", "--format", "{{.Name}}")
+    return names, networks
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["up", "run", "faults", "down", "all", "ci", "slices"])

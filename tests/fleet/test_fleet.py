@@ -7,10 +7,8 @@ Heavy: `make fleet FLEET=N` runs it (not make unit); needs docker and the base i
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,27 +27,13 @@ pytestmark = pytest.mark.skipif(shutil.which("docker") is None, reason="needs do
 
 @pytest.fixture(scope="module")
 def figures(tmp_path_factory):
-    out = tmp_path_factory.mktemp("fleet") / "figures.json"
-    argv = [sys.executable, str(HERE / "fleet.py"), "all", str(COUNT), "--faults"]
-    argv += ["--verify-mode", MODE, "--out", str(out)]
-    subprocess.run(argv, check=False)
-    # Kept for tests/fleet/bench_fleet.py --ingest (the growth table).
-    shutil.copy(out, fleet.DEFAULT_STATE.parent / f"fleet-figures-{COUNT}.json")
-    result = json.loads(out.read_text())
-    # The report is read before the state directory's next use.
-    report = (result.get("faults") or {}).get("report")
-    result["results"] = json.loads(Path(report).read_text()) if report else None
-    return result
+    args = ["all", str(COUNT), "--faults", "--verify-mode", MODE]
+    folder = tmp_path_factory.mktemp("fleet")
+    return fleet.run_harness(args, folder, f"fleet-figures-{COUNT}.json", judged="faults")
 
 
 def test_fleet_is_gone_after_the_run(figures):
-    names = fleet.sh(
-        "docker", "ps", "-a", "--filter", f"label={fleet.LABEL}", "--format", "{{.Names}}"
-    )
-    networks = fleet.sh(
-        "docker", "network", "ls", "--filter", f"label={fleet.LABEL}", "--format", "{{.Name}}"
-    )
-    assert (names, networks) == ("", "")
+    assert fleet.leftovers() == ("", "")
 
 
 def test_first_run_is_green(figures):

@@ -10,12 +10,9 @@ Heavy: make test's fleet phase runs it (make fleet runs test_fleet.py, the whole
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -35,15 +32,9 @@ pytestmark = pytest.mark.skipif(shutil.which("docker") is None, reason="needs do
 def figures(tmp_path_factory):
     # The image first (cached by its inputs' hash): its build is not the fleet's cost.
     fleet.sh(str(HERE / "build-fleet-image.sh"), capture=False)
-    out = tmp_path_factory.mktemp("fleet") / "figures.json"
-    argv = [sys.executable, str(HERE / "fleet.py"), "ci", str(COUNT), "--verify-mode", "quick"]
-    started = time.monotonic()
-    subprocess.run([*argv, "--out", str(out)], check=False)
-    result = json.loads(out.read_text())
-    result["total_s"] = round(time.monotonic() - started, 1)
-    shutil.copy(out, fleet.DEFAULT_STATE.parent / f"fleet-budget-{COUNT}.json")
-    report = (result.get("second") or {}).get("report")
-    result["results"] = json.loads(Path(report).read_text()) if report else None
+    args = ["ci", str(COUNT), "--verify-mode", "quick"]
+    folder = tmp_path_factory.mktemp("fleet")
+    result = fleet.run_harness(args, folder, f"fleet-budget-{COUNT}.json", judged="second")
     print(
         f"fleet budget: {COUNT} hosts, up {result.get('up')} s, first run "
         f"{result['first']['wall']} s, second run {result['second']['wall']} s, "
@@ -53,10 +44,7 @@ def figures(tmp_path_factory):
 
 
 def test_fleet_is_gone_after_the_run(figures):
-    names = fleet.sh(
-        "docker", "ps", "-a", "--filter", f"label={fleet.LABEL}", "--format", "{{.Names}}"
-    )
-    assert names == ""
+    assert fleet.leftovers() == ("", "")
 
 
 def test_first_run_is_green(figures):

@@ -10,10 +10,8 @@ the base image.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -33,16 +31,9 @@ pytestmark = pytest.mark.skipif(shutil.which("docker") is None, reason="needs do
 @pytest.fixture(scope="module")
 def figures(tmp_path_factory):
     fleet.sh(str(HERE / "build-fleet-image.sh"), capture=False)
-    out = tmp_path_factory.mktemp("fleet") / "figures.json"
-    argv = [sys.executable, str(HERE / "fleet.py"), "slices", str(COUNT)]
-    subprocess.run(
-        [*argv, "--slices", str(SLICES), "--verify-mode", "quick", "--out", str(out)],
-        check=False,
-    )
-    result = json.loads(out.read_text())
-    shutil.copy(out, fleet.DEFAULT_STATE.parent / f"fleet-slices-{COUNT}.json")
-    report = (result.get("whole") or {}).get("report")
-    result["results"] = json.loads(Path(report).read_text()) if report else None
+    args = ["slices", str(COUNT), "--slices", str(SLICES), "--verify-mode", "quick"]
+    folder = tmp_path_factory.mktemp("fleet")
+    result = fleet.run_harness(args, folder, f"fleet-slices-{COUNT}.json", judged="whole")
     walls = ", ".join(str(run["wall"]) for run in result["slices"])
     print(
         f"fleet slices: {COUNT} hosts in {SLICES} slices, up {result.get('up')} s, slices "
@@ -59,10 +50,7 @@ def servers_of(number: int) -> set[str]:
 
 
 def test_fleet_is_gone_after_the_run(figures):
-    names = fleet.sh(
-        "docker", "ps", "-a", "--filter", f"label={fleet.LABEL}", "--format", "{{.Names}}"
-    )
-    assert names == ""
+    assert fleet.leftovers() == ("", "")
 
 
 def test_each_slice_configures_exactly_its_hosts(figures):
