@@ -674,6 +674,18 @@ def playbook(
     return figures
 
 
+def judged_run(state: Path, name: str, args: list[str], **kwargs) -> dict:
+    """playbook(), with its verification's report attached: "report", rdma_verify's
+    machine-readable results.json (report.md, junit.xml and report.html beside it), or
+    None when this run wrote none. An earlier run's report is removed first: only this
+    run's may be judged."""
+    report = state / "reports/latest/results.json"
+    report.unlink(missing_ok=True)
+    figures = playbook(state, name, args, **kwargs)
+    figures["report"] = str(report) if report.exists() else None
+    return figures
+
+
 class Silencer(threading.Thread):
     """Stop one host once verify's traffic starts (a perftest test runs on a watched
     host: `ib_write_bw -d DEV`, not the `--version` probe of the health checks).
@@ -805,11 +817,8 @@ def run_ci(state: Path, verify_mode: str) -> dict:
     hosts = json.loads((state / "fleet.json").read_text())["hosts"]
     slow = fault_plan(hosts)["slow"]
     plant_slow_rail(state, slow)
-    report = state / "reports/latest/results.json"
-    report.unlink(missing_ok=True)  # the first run's: only the second's may be judged
-    figures["second"] = playbook(state, "second", mode)
+    figures["second"] = judged_run(state, "second", mode)
     figures["second"]["plan"] = {"slow": slow}
-    figures["second"]["report"] = str(report) if report.exists() else None
     figures["memory"] = fleet_memory()
     return figures
 
@@ -865,10 +874,7 @@ def run_slices(state: Path, slices: int, verify_mode: str) -> dict:
     figures["slice_verify"] = playbook(
         state, "slice-verify", size, playbook="rdma.fabric.verify", inventory=inventories[0]
     )
-    report = state / "reports/latest/results.json"
-    report.unlink(missing_ok=True)
-    figures["whole"] = playbook(state, "whole", [*size, "-e", f"rdma_verify_mode={verify_mode}"])
-    figures["whole"]["report"] = str(report) if report.exists() else None
+    figures["whole"] = judged_run(state, "whole", [*size, "-e", f"rdma_verify_mode={verify_mode}"])
     return figures
 
 
@@ -880,15 +886,12 @@ def run_faults(state: Path, extra: list[str]) -> dict:
     silencer = Silencer(f"{PREFIX}-{plan['silent']['host']}", watch)
     silencer.start()
     try:
-        result = playbook(state, "faults", extra, playbook="rdma.fabric.verify")
+        result = judged_run(state, "faults", extra, playbook="rdma.fabric.verify")
     finally:
         silencer.done.set()
         silencer.join(timeout=5)
     result["plan"] = plan
     result["silenced"] = silencer.stopped_at is not None
-    # rdma_verify's machine-readable report (report.md, junit.xml and report.html beside it).
-    report = state / "reports/latest/results.json"
-    result["report"] = str(report) if report.exists() else None
     return result
 
 
